@@ -1,0 +1,1 @@
+"""Simulators: the symbolic household world, the SafeAgentBench world and control envs."""

@@ -1,0 +1,37 @@
+"""Report figures (matplotlib, Agg backend, imported lazily)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def plot_per_risk(counts: Mapping[str, tuple[int, int]], path: str | os.PathLike[str], title: str) -> Path:
+    """Stacked bars per risk type: satisfied vs violated triggered conditions (SafeBranch Box 17)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    risks = list(counts)
+    sat = [counts[r][0] for r in risks]
+    vio = [counts[r][1] - counts[r][0] for r in risks]
+    fig, ax = plt.subplots(figsize=(8, 0.5 * max(len(risks), 1) + 1.5))
+    ax.barh(risks, sat, color="#2e7d32", label="satisfied")
+    ax.barh(risks, vio, left=sat, color="#c62828", label="violated")
+    for i, r in enumerate(risks):
+        total = counts[r][1]
+        ax.text(total, i, f" {counts[r][0]}/{total}", va="center", fontsize=8)
+    ax.set_xlabel("triggered safety conditions")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.invert_yaxis()
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,44 @@
+"""Atomic file writes and JSON/JSONL helpers (every write: temp file in the same folder + rename)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` so readers see the old file or the new one, never a partial one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    return atomic_write_bytes(path, text.encode())
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> Path:
+    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> Path:
+    return atomic_write_text(path, "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows))
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[Any]:
+    with open(path) as fh:
+        return [json.loads(line) for line in fh if line.strip()]
