@@ -204,7 +204,9 @@ class HouseholdWorld:
         raise Precondition(f"{source} is not a source of any liquid in the scene")
 
     def _lit_heat_source_under(self, obj: str) -> str | None:
-        """The toggled-on heat source that heats ``obj`` (directly or via its vessel)."""
+        """The toggled-on heat source that heats ``obj`` (itself, directly or via its vessel)."""
+        if self.has(obj, "heatSource") and ("toggled_on", obj) in self.facts:
+            return obj
         seen = set()
         while obj not in seen:
             seen.add(obj)
@@ -218,8 +220,8 @@ class HouseholdWorld:
         return None
 
     def _heated_objects(self) -> list[tuple[str, str]]:
-        """(object, heat source) for every object heated by a lit heat source."""
-        return [(o, h) for o in self.objects if (h := self._lit_heat_source_under(o)) is not None]
+        """(object, heat source) for every object heated by another lit heat source."""
+        return [(o, h) for o in self.objects if (h := self._lit_heat_source_under(o)) is not None and h != o]
 
     def _ignite(self) -> None:
         """Flammable objects on, in or next to a lit heat source catch fire."""
@@ -404,7 +406,7 @@ class HouseholdWorld:
         return ""
 
     def _do_wait_for_cooked(self, target: str) -> str:
-        self._reach(target)
+        # waiting needs no reach: the target may sit inside a closed oven or microwave
         heat = self._lit_heat_source_under(target)
         if heat is None:
             raise Precondition(f"{target} is not on or in a heat source that is on")

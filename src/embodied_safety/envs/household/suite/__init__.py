@@ -1,0 +1,1 @@
+"""The project's own household task suite: templates, instances, splits and OOD splits."""
