@@ -42,3 +42,23 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> Path:
 def read_jsonl(path: str | os.PathLike[str]) -> list[Any]:
     with open(path) as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+def replace_dir(tmp: str | os.PathLike[str], final: str | os.PathLike[str]) -> Path:
+    """Swap a fully written ``tmp`` folder into place at ``final`` (old contents removed after)."""
+    import shutil
+
+    tmp, final = Path(tmp), Path(final)
+    trash = final.with_name(f".{final.name}.old-{os.getpid()}")
+    if final.exists():
+        os.replace(final, trash)
+    os.replace(tmp, final)
+    shutil.rmtree(trash, ignore_errors=True)
+    return final
+
+
+def scratch_dir(final: str | os.PathLike[str]) -> Path:
+    """A run-scoped temporary folder beside ``final`` (same filesystem, so the swap is a rename)."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.tmp-"))

@@ -9,15 +9,13 @@ from pathlib import Path
 
 def plot_per_risk(counts: Mapping[str, tuple[int, int]], path: str | os.PathLike[str], title: str) -> Path:
     """Stacked bars per risk type: satisfied vs violated triggered conditions (SafeBranch Box 17)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # the OO API: no pyplot global state, safe in worker threads
 
     risks = list(counts)
     sat = [counts[r][0] for r in risks]
     vio = [counts[r][1] - counts[r][0] for r in risks]
-    fig, ax = plt.subplots(figsize=(8, 0.5 * max(len(risks), 1) + 1.5))
+    fig = Figure(figsize=(8, 0.5 * max(len(risks), 1) + 1.5))
+    ax = fig.add_subplot()
     ax.barh(risks, sat, color="#2e7d32", label="satisfied")
     ax.barh(risks, vio, left=sat, color="#c62828", label="violated")
     for i, r in enumerate(risks):
@@ -32,6 +30,5 @@ def plot_per_risk(counts: Mapping[str, tuple[int, int]], path: str | os.PathLike
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp.png")
     fig.savefig(tmp, dpi=110)
-    plt.close(fig)
     os.replace(tmp, path)
     return path

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from ...errors import TaskFormatError
 from .actions import ActionParseError, parse_action
@@ -14,7 +16,7 @@ from .bddl_backend import (
     parse_condition_text,
     parse_problem_text,
 )
-from .task import HouseholdTask, SafetyCondition
+from .task import HouseholdTask, SafetyCondition, read_task
 from .world import HouseholdWorld, WashRules
 
 _P = "evaluation_goal_conditions.process_safety_goal_condition"
@@ -94,3 +96,30 @@ def compile_task(task: HouseholdTask) -> CompiledTask:
     for i, step in enumerate(task.example_planning):
         _check_action_objects(step.action, known, path, f"example_planning[{i}].action")
     return CompiledTask(task, problem, CompiledCondition(goal_conjuncts, problem.objects, ref), tuple(compiled))
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """A task that could not be loaded, with the reason (reported, never dropped silently)."""
+
+    path: str
+    field: str
+    error: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "field": self.field, "error": self.error}
+
+
+def load_task_dir(root: str | os.PathLike[str]) -> tuple[list[CompiledTask], list[LoadFailure]]:
+    """Load and compile every ``root/tasks/*.json`` (IS-Bench layout), collecting failures."""
+    root = Path(root)
+    task_dir = root / "tasks"
+    if not task_dir.is_dir():
+        raise FileNotFoundError(f"{root}: expected IS-Bench layout with a tasks/ folder (and bddl/<task>/problem0.bddl)")
+    compiled, failures = [], []
+    for path in sorted(task_dir.glob("*.json")):
+        try:
+            compiled.append(compile_task(read_task(path)))
+        except TaskFormatError as exc:
+            failures.append(LoadFailure(exc.path, exc.field, exc.problem))
+    return compiled, failures

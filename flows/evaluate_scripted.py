@@ -1,0 +1,50 @@
+"""Stage ``evaluate_scripted``: every scripted policy on every split of the suite.
+
+Each (policy, split) pair is one shard (a Prefect task); results go to
+``data/household/eval/<policy>/<split>/`` and a summary to ``data/household/eval_metrics.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from prefect import flow
+
+from embodied_safety.config import EvaluateScriptedConfig, load_params
+from embodied_safety.io import replace_dir, scratch_dir, write_json
+from embodied_safety.manifest import write_manifest
+from tasks.household import evaluate_dir_task
+
+SPLITS_DIR = Path("data/household/splits")
+OUT = Path("data/household/eval")
+SUMMARY = Path("data/household/eval_metrics.json")
+HEADLINE = ("eval/sr", "eval/ssr", "eval/srec", "eval/n_tasks", "eval/load_failures")
+
+
+@flow(name="evaluate_scripted", log_prints=True)
+def evaluate_scripted(cfg: EvaluateScriptedConfig = EvaluateScriptedConfig(), splits_dir: Path = SPLITS_DIR,
+                      out: Path = OUT, summary: Path = SUMMARY) -> dict[str, dict[str, dict[str, object]]]:
+    tmp = scratch_dir(out)
+    futures = {(p, s): evaluate_dir_task.submit(splits_dir / s, p, tmp / p / s, cfg.seed, cfg.extra_steps)
+               for p in cfg.policies for s in cfg.splits}
+    table: dict[str, dict[str, dict[str, object]]] = {}
+    for (policy, split), fut in futures.items():
+        m = fut.result()
+        table.setdefault(policy, {})[split] = {k: m[k] for k in HEADLINE}
+        print(f"{policy:14s} {split:16s} SR {m['eval/sr']:.3f} SSR {m['eval/ssr']:.3f} SRec {m['eval/srec']:.3f}")
+    write_manifest(tmp, cfg, inputs=[splits_dir])
+    replace_dir(tmp, out)
+    write_json(summary, table)
+    return table
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--params", default="params.yaml")
+    args = parser.parse_args(argv)
+    evaluate_scripted(load_params("evaluate_scripted", EvaluateScriptedConfig, args.params))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""Stage ``household_suite``: generate and validate the default suite, splits and OOD splits.
+
+Writes ``data/household/splits/<split>/{tasks,bddl}`` (IS-Bench layout), a manifest, and
+``data/household/metrics.json`` (counts per split, room, risk type, condition kind, trigger kind,
+plus the BEHAVIOR-1K coverage figure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from prefect import flow
+
+from embodied_safety.config import HouseholdSuiteConfig, load_params
+from embodied_safety.envs.household.suite.generate import SuiteConfig
+from embodied_safety.envs.household.suite.stats import suite_metrics
+from embodied_safety.io import replace_dir, scratch_dir, write_json
+from embodied_safety.manifest import write_manifest
+from tasks.household import behavior_coverage_task, generate_suite_task, write_split_task
+
+OUT = Path("data/household")
+
+
+@flow(name="household_suite", log_prints=True)
+def household_suite(cfg: HouseholdSuiteConfig = HouseholdSuiteConfig(), out: Path = OUT) -> dict[str, object]:
+    suite_cfg = SuiteConfig(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(SuiteConfig)})
+    splits = generate_suite_task(suite_cfg)
+    final = out / "splits"
+    tmp = scratch_dir(final)
+    for split, tasks in splits.items():
+        n = write_split_task(tasks, tmp / split)
+        print(f"{split}: {n} tasks")
+    metrics: dict[str, object] = dict(suite_metrics(splits))
+    if cfg.behavior_coverage:
+        cov = behavior_coverage_task()
+        write_json(tmp / "behavior_coverage.json", cov)
+        metrics.update({k: v for k, v in cov.items() if not isinstance(v, dict)})
+    write_manifest(tmp, cfg, extra={"splits": {k: len(v) for k, v in splits.items()}})
+    replace_dir(tmp, final)
+    write_json(out / "metrics.json", metrics)
+    print(f"suite: {metrics['data/tasks_total']} tasks from {metrics['data/templates']} templates -> {final}")
+    return metrics
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--params", default="params.yaml")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    household_suite(load_params("household_suite", HouseholdSuiteConfig, args.params), args.out)
+
+
+if __name__ == "__main__":
+    main()

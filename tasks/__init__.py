@@ -1,0 +1,23 @@
+"""Thin Prefect task wrappers around ``embodied_safety`` library calls.
+
+Retries, cache policies and tags live here only. Importing this package sets the environment
+defaults every entry point needs before ``prefect`` is imported: no analytics, a project-local
+``PREFECT_HOME`` (so runs never touch ``~/.prefect``), offline Hugging Face, no DVC analytics.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+for _key, _value in {
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_HOME": str(_ROOT / ".prefect"),
+    "DO_NOT_TRACK": "1",
+    "DVC_NO_ANALYTICS": "1",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "MPLBACKEND": "Agg",
+}.items():
+    os.environ.setdefault(_key, _value)

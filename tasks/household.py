@@ -1,0 +1,39 @@
+"""Prefect tasks for the household suite and scripted evaluation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from embodied_safety.envs.household.coverage import behavior_coverage
+from embodied_safety.envs.household.env import load_task_dir
+from embodied_safety.envs.household.suite.generate import SuiteConfig, generate_suite
+from embodied_safety.envs.household.task import HouseholdTask, write_task
+from embodied_safety.evaluation.household_eval import evaluate_scripted, write_evaluation
+
+
+@task(name="generate-suite", cache_policy=NO_CACHE)
+def generate_suite_task(cfg: SuiteConfig) -> dict[str, list[HouseholdTask]]:
+    return generate_suite(cfg)
+
+
+@task(name="write-split", cache_policy=NO_CACHE, tags=["io"])
+def write_split_task(tasks: list[HouseholdTask], root: Path) -> int:
+    for t in tasks:
+        write_task(t, root)
+    return len(tasks)
+
+
+@task(name="behavior-coverage", cache_policy=NO_CACHE)
+def behavior_coverage_task() -> dict[str, object]:
+    return behavior_coverage()
+
+
+@task(name="evaluate-scripted", cache_policy=NO_CACHE, tags=["shard"])
+def evaluate_dir_task(tasks_dir: Path, policy: str, out: Path, seed: int, extra_steps: int) -> dict[str, object]:
+    """One shard: a scripted policy on one IS-Bench-layout folder."""
+    compiled, failures = load_task_dir(tasks_dir)
+    results = evaluate_scripted(compiled, policy, seed=seed, extra_steps=extra_steps)  # type: ignore[arg-type]
+    return write_evaluation(out, results, failures, title=f"{policy} on {tasks_dir}")
