@@ -338,8 +338,8 @@ class HouseholdWorld:
         self._need(target, "sliceable", "sliceable")
         self._reach(target, tool)
         place = self.placement(target)
-        stem = "__" + short_name(target)
-        products = [o for o in self.objects if ("future", o) in self.facts and short_name(o).endswith(stem)]
+        stem = "__" + short_name(category_of(target))
+        products = [o for o in self.objects if ("future", o) in self.facts and short_name(category_of(o)).endswith(stem)]
         for prod in products:
             self.facts.discard(("future", prod))
             if place is not None:

@@ -1,0 +1,46 @@
+"""`dvc repro` on a copy of the repository with tiny params: runs, is a no-op twice, reruns only what changed."""
+
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def run(cmd, cwd, env):
+    return subprocess.run(cmd, cwd=cwd, env=env, check=True, capture_output=True, text=True, timeout=900).stdout
+
+
+def test_dvc_repro_fresh_copy(tmp_path, venv_env):
+    files = run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], ROOT, venv_env).split()
+    repo = tmp_path / "repo"
+    for f in files:
+        if (ROOT / f).is_file():
+            (repo / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / f, repo / f)
+    (repo / "dvc.lock").unlink(missing_ok=True)
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["household_suite"].update(per_template=6, n_dev=1, n_test=1, behavior_coverage=False)
+    params["evaluate_scripted"].update(policies=["golden", "golden_unsafe"], splits=["test", "ood_objectshift"])
+    (repo / "params.yaml").write_text(yaml.safe_dump(params))
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x"]):
+        run(cmd, repo, venv_env)
+
+    out = run(["dvc", "repro"], repo, venv_env)
+    assert "Running stage 'household_suite'" in out and "Running stage 'evaluate_scripted'" in out
+    assert (repo / "data/household/eval/golden/test/metrics.json").is_file()
+    assert "up to date" in run(["dvc", "status"], repo, venv_env).lower()
+    metrics = run(["dvc", "metrics", "show"], repo, venv_env)
+    assert "data/tasks_total" in metrics and "golden_unsafe.test.eval/ssr" in metrics
+
+    again = run(["dvc", "repro"], repo, venv_env)
+    assert "Running stage" not in again
+
+    params["evaluate_scripted"]["extra_steps"] = 5
+    (repo / "params.yaml").write_text(yaml.safe_dump(params))
+    changed = run(["dvc", "repro"], repo, venv_env)
+    assert "Running stage 'evaluate_scripted'" in changed and "Running stage 'household_suite'" not in changed
