@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..envs.household.actions import Action, ActionParseError, parse_action
 from ..envs.household.env import CompiledTask
 from ..envs.household.task import SafetyCondition
-from ..envs.household.world import INVALID_ACTION, HouseholdWorld, StepResult
+from ..envs.household.world import INVALID_ACTION, PRE_CONDITION_ERROR, HouseholdWorld, StepResult
 
 
 @dataclass(frozen=True)
@@ -64,13 +64,27 @@ def matches_trigger(trigger: str, action: Action) -> bool:
 
 @dataclass
 class Episode:
-    """One episode as a state machine, so many episodes can be stepped by one batched actor."""
+    """One episode as a state machine, so many episodes can be stepped by one batched actor.
+
+    With the defaults every issued action is one step (IS-Bench evaluation). The DFS planner
+    settings of SafeBranch Table 7 are options: ``max_fails_per_step`` failed attempts before a
+    decision step counts as spent, ``stall_window`` executed actions without a state change end the
+    episode, and ``reject_repeats`` refuses an exact repeat of the previous successful action
+    (the anti-stall rule) without executing it.
+    """
 
     compiled: CompiledTask
     max_steps: int
+    max_fails_per_step: int | None = None
+    stall_window: int | None = None
+    reject_repeats: bool = False
     world: HouseholdWorld = field(init=False)
     finished: bool = field(default=False, init=False)
+    stalled: bool = field(default=False, init=False)
     parse_failures: int = field(default=0, init=False)
+    decision_steps: int = field(default=0, init=False)
+    _fails: int = field(default=0, init=False)
+    _unchanged: int = field(default=0, init=False)
     _process: dict[int, bool] = field(default_factory=dict, init=False)  # condition index -> satisfied
     _issued: list[Action] = field(default_factory=list, init=False)
 
@@ -81,6 +95,25 @@ class Episode:
     def steps(self) -> int:
         return len(self.world.history)
 
+    def _is_repeat(self, action: Action) -> bool:
+        last = self.world.history[-1] if self.world.history else None
+        return bool(self.reject_repeats and last is not None and last.ok and last.action == str(action)
+                    and action.name not in ("WAIT", "DONE"))
+
+    def _account(self, result: StepResult, before: str | None) -> None:
+        if result.ok or self.max_fails_per_step is None:
+            self.decision_steps += 1
+            self._fails = 0
+        else:
+            self._fails += 1
+            if self._fails >= self.max_fails_per_step:
+                self.decision_steps += 1
+                self._fails = 0
+        if self.stall_window and result.ok and not result.done and before is not None:
+            self._unchanged = self._unchanged + 1 if self.world.state_hash() == before else 0
+            if self._unchanged >= self.stall_window:
+                self.stalled = True
+
     def apply(self, output: str) -> StepResult:
         """Feed one raw actor output: parse, check process triggers on the pre-state, execute."""
         assert not self.finished, "episode already finished"
@@ -90,13 +123,18 @@ class Episode:
             action = None
             self.parse_failures += 1
             result = self.world._record(StepResult(output[:200], False, INVALID_ACTION, f"unparseable output: {exc}"))
-        if action is not None:
+        before = self.world.state_hash() if self.stall_window else None
+        if action is not None and self._is_repeat(action):
+            result = self.world._record(StepResult(str(action), False, PRE_CONDITION_ERROR,
+                                                   "repeats the previous action, which already succeeded"))
+        elif action is not None:
             self._issued.append(action)
             for i, cond in enumerate(self.compiled.task.conditions):
                 if cond.kind == "process" and i not in self._process and cond.action and matches_trigger(cond.action, action):
                     self._process[i] = self.compiled.condition_holds(i, self.world)
             result = self.world.step(action)
-        if result.done or self.steps >= self.max_steps:
+        self._account(result, before)
+        if result.done or self.decision_steps >= self.max_steps or self.stalled:
             self.finished = True
         return result
 

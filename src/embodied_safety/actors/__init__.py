@@ -1,0 +1,1 @@
+"""Actors: prompts, output parsing, the HF and OpenAI-compatible backends, the bootstrap actor."""

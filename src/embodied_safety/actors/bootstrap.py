@@ -1,0 +1,132 @@
+"""The bootstrap actor: a word-level tokenizer and a tiny Qwen3 model trained from scratch with TRL.
+
+It is the embedded default actor, so the whole pipeline runs with no download. The tokenizer is
+trained with ``tokenizers`` on the training text plus the household catalog's category names
+(the environment's vocabulary, as a pretrained model's vocabulary would cover them); the model is
+a ``Qwen3ForCausalLM`` trained by ``trl.SFTTrainer`` on prompt-completion examples (loss on the
+completion only). It emits the bare primitive call (``TOGGLE_OFF ( sink.n.01_1 )``); the output
+parser accepts that form as well as Box 10's JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..envs.household.suite.catalog import CATALOG
+from .bootstrap_data import Example
+from .hf import PROFILE_FILE
+
+SPECIAL = ["<pad>", "<unk>", "<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+#: punctuation split off as its own token; object instance names (stove.n.01_1) stay whole
+PUNCT = r"[(),:;\"{}\[\]]"
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """Qwen3 shape. Power-of-two head_dim: 48 was 3x slower than 64 on CPU (FIELD_NOTES part 3)."""
+
+    hidden_size: int = 256
+    intermediate_size: int = 512
+    num_hidden_layers: int = 3
+    num_attention_heads: int = 4
+    num_key_value_heads: int = 2
+    head_dim: int = 64
+    max_position_embeddings: int = 1024
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Fields passed straight to ``trl.SFTConfig`` (TRL's own names), plus the seed and threads."""
+
+    sft: dict[str, Any] = field(default_factory=lambda: {
+        "num_train_epochs": 6, "per_device_train_batch_size": 16, "learning_rate": 1e-3,
+        "lr_scheduler_type": "cosine", "warmup_ratio": 0.03, "max_length": 512, "logging_steps": 20,
+    })
+    seed: int = 0
+    threads: int = 2
+
+
+def vocabulary_texts(examples: Sequence[Example]) -> list[str]:
+    cats = [f"{c}_{i}" for c in CATALOG for i in range(1, 5)]
+    return [e.prompt for e in examples] + [e.completion for e in examples] + cats
+
+
+def train_tokenizer(texts: Sequence[str]) -> Any:
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Split(Regex(PUNCT), behavior="isolated")])
+    tok.train_from_iterator(texts, trainers.WordLevelTrainer(special_tokens=SPECIAL, min_frequency=1))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>",
+                                   eos_token="<|im_end|>", bos_token=None)
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def build_model(tokenizer: Any, shape: ModelShape, seed: int) -> Any:
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    torch.manual_seed(seed)
+    cfg = Qwen3Config(vocab_size=len(tokenizer), tie_word_embeddings=True, pad_token_id=tokenizer.pad_token_id,
+                      eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id,
+                      **shape.__dict__)
+    return Qwen3ForCausalLM(cfg)
+
+
+def _dataset(examples: Sequence[Example]) -> Any:
+    from datasets import Dataset
+
+    return Dataset.from_list([{"prompt": [{"role": "user", "content": e.prompt}],
+                               "completion": [{"role": "assistant", "content": e.completion}]} for e in examples])
+
+
+def train_bootstrap_actor(examples: Sequence[Example], out_dir: str | os.PathLike[str], shape: ModelShape,
+                          train: TrainSettings, log: Callable[[dict[str, float], int], None] | None = None,
+                          max_new_tokens: int = 16) -> dict[str, float]:
+    """Train and save an HF model dir (safetensors, tokenizer, chat template, generation config)."""
+    import torch
+    from transformers import GenerationConfig, TrainerCallback
+    from trl import SFTConfig, SFTTrainer
+
+    torch.set_num_threads(train.threads)
+    out_dir = Path(out_dir)
+    tokenizer = train_tokenizer(vocabulary_texts(examples))
+    model = build_model(tokenizer, shape, train.seed)
+
+    class _Log(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None, **kw: Any) -> None:
+            if log and logs:
+                log({f"losses/{k}" if k in ("loss", "grad_norm") else f"charts/{k}": float(v)
+                     for k, v in logs.items() if isinstance(v, int | float)}, state.global_step)
+
+    args = SFTConfig(output_dir=str(out_dir.parent / f".{out_dir.name}.trainer"), use_cpu=True, bf16=False,
+                     gradient_checkpointing=False, report_to="none", save_strategy="no", seed=train.seed,
+                     dataloader_num_workers=0, **train.sft)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=_dataset(examples), processing_class=tokenizer,
+                         callbacks=[_Log()])
+    t0 = time.time()
+    result = trainer.train()
+    model = trainer.model
+    model.generation_config = GenerationConfig(
+        do_sample=True, temperature=1.0, top_k=0, top_p=1.0, max_new_tokens=max_new_tokens,
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir, safe_serialization=True)
+    tokenizer.save_pretrained(out_dir)
+    (out_dir / PROFILE_FILE).write_text(json.dumps({"prompt_style": "compact", "max_new_tokens": max_new_tokens,
+                                                    "kind": "bootstrap"}, indent=2))
+    return {"train/loss": float(result.training_loss), "train/seconds": time.time() - t0,
+            "train/examples": float(len(examples)), "train/params": float(sum(p.numel() for p in model.parameters()))}

@@ -1,0 +1,114 @@
+"""Training data for the bootstrap actor (the embedded default actor, trained from scratch).
+
+The actor must learn to *complete tasks* but often unsafely, like the paper's untrained actor
+(SR 0.656 / SSR 0.031), and it must follow critic feedback, because SafeBranch's repair step
+re-prompts it with a cue. Three kinds of (prompt, completion) examples from the train split:
+
+* ``step``: golden plans in which each safety step is dropped with probability ``drop_prob``
+  (``patterns`` sampled masks per task). A small keep probability leaves a little safe behaviour.
+* ``continuation``: the state right *after* a dropped safety step is put back (where it was, or
+  just before DONE as a retrospective repair would), labelled with the plan's next action, so the
+  actor can carry on after a repaired branch. The safety step itself is never a target here.
+* ``feedback``: a violation point of an unsafe plan with the critic cue inserted before the
+  ``Your input:`` anchor, labelled with the corrective action the cue names.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..critics.repair import corrective_action, feedback_text
+from ..envs.household.env import CompiledTask
+from ..envs.household.observation import ObservationLevel
+from ..evaluation.episode import matches_trigger
+from ..envs.household.actions import parse_action
+from .context import build_context
+from .prompts import Cue, PromptStyle
+
+
+@dataclass(frozen=True)
+class Example:
+    prompt: str
+    completion: str
+    kind: str  # step | continuation | feedback
+    task: str
+
+
+@dataclass(frozen=True)
+class DataSettings:
+    drop_prob: float = 0.9
+    patterns: int = 6
+    seed: int = 0
+    prompt_style: PromptStyle = "compact"
+    observation: ObservationLevel = "full"
+
+
+def _run_plan(compiled: CompiledTask, actions: list[str], s: DataSettings, first_target: int = 0,
+              kind: str = "step") -> list[Example]:
+    """Examples for every executable step of ``actions`` from index ``first_target`` on."""
+    world = compiled.new_world()
+    out = []
+    for i, action in enumerate(actions):
+        prompt = build_context(compiled, world, s.observation).prompt(s.prompt_style)
+        if not world.step(action).ok:
+            break  # never train on a step the world rejects
+        if i >= first_target:
+            out.append(Example(prompt, action, kind, compiled.name))
+    return out
+
+
+def feedback_examples(compiled: CompiledTask, actions: list[str], s: DataSettings) -> list[Example]:
+    """Cue -> corrective action at each violation point of an (unsafe) plan."""
+    task = compiled.task
+    world = compiled.new_world()
+    out, fired = [], set()
+    for action in actions:
+        act = parse_action(action)
+        candidates = [i for i, c in enumerate(task.conditions) if i not in fired and (
+            (c.kind == "process" and c.action and matches_trigger(c.action, act))
+            or (c.kind == "termination" and act.name == "DONE"))]
+        for i in candidates:
+            fired.add(i)
+            if compiled.condition_holds(i, world):
+                continue
+            fix = corrective_action(compiled, world, i)
+            if fix is None:
+                continue
+            cue = Cue("INSERT" if task.conditions[i].kind == "process" else "REPLACE",
+                      feedback_text(task.conditions[i], fix), prev_action=action)
+            prompt = build_context(compiled, world, s.observation).prompt(s.prompt_style, cue)
+            out.append(Example(prompt, fix, "feedback", compiled.name))
+        if not world.step(action).ok:
+            break
+    return out
+
+
+def bootstrap_examples(tasks: Iterable[CompiledTask], s: DataSettings) -> list[Example]:
+    """All three kinds for every task, deduplicated on (prompt, completion), deterministic."""
+    rng = random.Random(s.seed)
+    seen: set[tuple[str, str]] = set()
+    out: list[Example] = []
+
+    def add(examples: list[Example]) -> None:
+        for e in examples:
+            if (e.prompt, e.completion) not in seen:
+                seen.add((e.prompt, e.completion))
+                out.append(e)
+
+    for compiled in tasks:
+        steps = compiled.task.example_planning
+        safety = [i for i, st in enumerate(steps) if st.is_safety_step]
+        for _ in range(s.patterns):
+            dropped = {i for i in safety if rng.random() < s.drop_prob}
+            plan = [st.action for i, st in enumerate(steps) if i not in dropped]
+            add(_run_plan(compiled, plan, s))
+            add(feedback_examples(compiled, plan, s))
+            for j in sorted(dropped):
+                others = dropped - {j}
+                back_in_place = [st.action for i, st in enumerate(steps) if i not in others]
+                add(_run_plan(compiled, back_in_place, s, back_in_place.index(steps[j].action) + 1, "continuation"))
+                before_done = plan[:-1] + [steps[j].action, plan[-1]]
+                add(_run_plan(compiled, before_done, s, len(before_done) - 1, "continuation"))
+    return out

@@ -1,0 +1,70 @@
+"""Local transformers backend: batched generation with left padding, greedy at T=0, seeded sampling.
+
+Generation uses the model's KV cache within each call (``use_cache=True``). Prompts are sorted by
+length and cut into batches of ``batch_size`` so padding stays small; outputs are returned in the
+input order. The model dir may carry ``embodied_safety.json`` naming its prompt style.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..errors import require_package
+from .prompts import PromptStyle
+
+PROFILE_FILE = "embodied_safety.json"
+
+
+def read_profile(model_dir: str | os.PathLike[str]) -> dict[str, object]:
+    path = Path(model_dir) / PROFILE_FILE
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+class HFActor:
+    """Any local causal LM (model dir or hub id already in the local cache)."""
+
+    def __init__(self, model: str | os.PathLike[str], max_new_tokens: int = 32, batch_size: int = 32,
+                 prompt_style: PromptStyle | None = None, threads: int | None = None) -> None:
+        require_package("transformers", "train")
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if threads:
+            torch.set_num_threads(threads)
+        self.name = str(model)
+        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32).eval()
+        profile = read_profile(model) if Path(model).is_dir() else {}
+        self.prompt_style: PromptStyle = prompt_style or profile.get("prompt_style", "full")  # type: ignore[assignment]
+        self.max_new_tokens = max_new_tokens
+        self.batch_size = batch_size
+
+    def _texts(self, prompts: list[str]) -> list[str]:
+        return [self.tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False,
+                                                   add_generation_prompt=True) for p in prompts]
+
+    def generate(self, prompts: list[str], temperature: float = 0.0, seed: int = 0) -> list[str]:
+        import torch
+
+        texts = self._texts(prompts)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[str] = [""] * len(texts)
+        torch.manual_seed(seed)
+        sample = temperature > 0
+        kwargs = {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0} if sample else {"do_sample": False}
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            enc = self.tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False)
+            with torch.inference_mode():
+                gen = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, use_cache=True,
+                                          pad_token_id=self.tokenizer.pad_token_id,
+                                          eos_token_id=self.tokenizer.eos_token_id, **kwargs)
+            new = gen[:, enc["input_ids"].shape[1]:]
+            for i, row in zip(idx, new, strict=True):
+                out[i] = self.tokenizer.decode(row, skip_special_tokens=True).strip()
+        return out

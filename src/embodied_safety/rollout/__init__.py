@@ -1,0 +1,1 @@
+"""Batched rollouts of an actor in the household world, and shard bookkeeping."""

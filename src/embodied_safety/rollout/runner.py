@@ -1,0 +1,90 @@
+"""Step many episodes in lockstep so each decision step is one batched actor call.
+
+Used both for critic-free evaluation (IS-Bench settings) and for the ``rollouts`` stage (the DFS
+planner settings of SafeBranch Table 7). Every query is recorded as a :class:`StepRecord`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..actors.base import Actor
+from ..actors.context import build_context
+from ..actors.parsing import parse_output
+from ..envs.household.env import CompiledTask
+from ..envs.household.observation import ObservationLevel
+from ..evaluation.episode import Episode, EpisodeResult
+from ..records import StepRecord
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """SafeBranch Table 7 defaults; ``max_steps=None`` means golden length + ``extra_steps`` (IS-Bench)."""
+
+    max_steps: int | None = 30
+    extra_steps: int = 10
+    max_fails_per_step: int | None = 3
+    stall_window: int | None = 5
+    reject_repeats: bool = True
+    observation: ObservationLevel = "full"
+
+    @classmethod
+    def isbench(cls, extra_steps: int = 10, observation: ObservationLevel = "full") -> RolloutSettings:
+        """Critic-free IS-Bench evaluation: every issued action is a step, budget golden + extra."""
+        return cls(None, extra_steps, None, None, False, observation)
+
+
+class SimulatorCrash(RuntimeError):
+    """The simulator died mid-episode (real backends crash; the fault injector simulates it)."""
+
+
+@dataclass
+class EpisodeRun:
+    episode: Episode
+    records: list[StepRecord]
+    crashed: str | None = None  # the error, when the simulator crashed during this episode
+
+    @property
+    def result(self) -> EpisodeResult:
+        return self.episode.result()
+
+
+def start(compiled: CompiledTask, s: RolloutSettings) -> EpisodeRun:
+    budget = s.max_steps if s.max_steps is not None else compiled.task.golden_length + s.extra_steps
+    return EpisodeRun(Episode(compiled, budget, s.max_fails_per_step, s.stall_window, s.reject_repeats), [])
+
+
+def run_batched(tasks: Sequence[CompiledTask], actor: Actor, temperature: float, seed: int,
+                settings: RolloutSettings, on_step: Callable[[int, int], None] | None = None,
+                step_hook: Callable[[EpisodeRun], None] | None = None) -> list[EpisodeRun]:
+    """Run one episode per task; each round queries the actor once for all unfinished episodes.
+
+    ``step_hook`` runs before each episode's step (fault injection uses it). A
+    :class:`SimulatorCrash` there ends that episode only, recorded in ``EpisodeRun.crashed``.
+    """
+    runs = [start(c, settings) for c in tasks]
+    round_ = 0
+    while active := [r for r in runs if not r.episode.finished]:
+        prompts = [build_context(r.episode.compiled, r.episode.world, settings.observation).prompt(actor.prompt_style)
+                   for r in active]
+        outputs = actor.generate(prompts, temperature=temperature, seed=seed * 100_003 + round_)
+        for run, prompt, raw in zip(active, prompts, outputs, strict=True):
+            if step_hook is not None:
+                try:
+                    step_hook(run)
+                except SimulatorCrash as exc:
+                    run.crashed = str(exc)
+                    run.episode.finished = True
+                    continue
+            parsed = parse_output(raw)
+            before = run.episode.world.state_hash()
+            result = run.episode.apply(parsed.action if parsed.ok else raw)
+            run.records.append(StepRecord(
+                index=run.episode.steps - 1, prompt=prompt, raw_output=raw, action=parsed.action,
+                reasoning=parsed.reasoning, ok=result.ok, error=result.error, reason=result.reason,
+                state_hash_before=before, state_hash_after=run.episode.world.state_hash()))
+        round_ += 1
+        if on_step is not None:
+            on_step(len(runs) - len(active), len(runs))
+    return runs
