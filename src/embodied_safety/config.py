@@ -60,3 +60,70 @@ def load_params(section: str, cls: type[T], path: str | os.PathLike[str] = DEFAU
     path = Path(path)
     data = yaml.safe_load(path.read_text()) if path.is_file() else {}
     return from_dict(cls, (data or {}).get(section), section)
+
+
+@dataclass(frozen=True)
+class ActorConfig:
+    """Which actor a stage uses: a local transformers model or an OpenAI-compatible endpoint."""
+
+    backend: Literal["hf", "openai"] = "hf"
+    model: str = "models/bootstrap_actor/model"  # hf: model dir or cached hub id; openai: served model name
+    prompt_style: Literal["full", "compact"] | None = None  # None: the model dir's profile (hf) or "full"
+    max_new_tokens: int = 16
+    batch_size: int = 64  # hf: contexts per generate call
+    base_url: str = "http://127.0.0.1:8000/v1"  # openai
+    api_key_env: str = "OPENAI_API_KEY"  # openai: name of the variable holding the key (never the key)
+    concurrency: int = 8  # openai: parallel requests
+    timeout_s: float = 60.0
+    max_retries: int = 3
+
+
+@dataclass(frozen=True)
+class TrackingConfig:
+    tracking_uri: str = "sqlite:///mlruns.db"
+    artifact_root: str = "mlartifacts"
+    experiment: str = "embodied-safety"
+
+
+@dataclass(frozen=True)
+class BootstrapActorConfig:
+    """``bootstrap_actor``: train the embedded default actor from scratch (see actors/bootstrap.py)."""
+
+    drop_prob: float = 0.9  # probability of dropping each safety step from a training plan
+    patterns: int = 6  # sampled drop masks per train task
+    seed: int = 0
+    observation: Literal["full", "partial"] = "full"
+    hidden_size: int = 256
+    intermediate_size: int = 512
+    num_hidden_layers: int = 3
+    num_attention_heads: int = 4
+    num_key_value_heads: int = 2
+    head_dim: int = 64
+    sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {
+        "num_train_epochs": 6, "per_device_train_batch_size": 16, "learning_rate": 1e-3,
+        "lr_scheduler_type": "cosine", "warmup_ratio": 0.03, "max_length": 512, "logging_steps": 20})
+    eval_split: str = "test"
+    min_sr: float = 0.6  # thresholds the stage reports as pass/fail (issue 3)
+    max_ssr: float = 0.15
+    min_feedback_following: float = 0.8
+    register_as: str = "actor-base"
+    tracking: dict[str, str] = dataclasses.field(default_factory=dict)  # overrides of TrackingConfig
+
+
+@dataclass(frozen=True)
+class RolloutsConfig:
+    """``rollouts``: the actor's own rollouts, shard = (task, temperature) (SafeBranch §4.2, Table 7)."""
+
+    splits: tuple[str, ...] = ("train",)
+    temperatures: tuple[float, ...] = (0.0, 0.3, 0.7, 1.0)
+    seed: int = 0
+    max_steps: int = 30
+    max_fails_per_step: int = 3
+    stall_window: int = 5
+    reject_repeats: bool = True
+    observation: Literal["full", "partial"] = "full"
+    chunk_size: int = 64  # shards per batched actor call group (one Prefect task)
+    fault_rate: float = 0.0  # probability per step that the simulator crashes (fault injection)
+    task_runner: Literal["local", "ray"] = "local"
+    ray_address: str | None = None  # an existing Ray cluster ("ip:port"); None starts a local one
+    actor: dict[str, Any] = dataclasses.field(default_factory=dict)  # ActorConfig fields

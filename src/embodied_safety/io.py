@@ -62,3 +62,8 @@ def scratch_dir(final: str | os.PathLike[str]) -> Path:
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.tmp-"))
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    with open(path) as fh:
+        return json.load(fh)

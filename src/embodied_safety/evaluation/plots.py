@@ -32,3 +32,28 @@ def plot_per_risk(counts: Mapping[str, tuple[int, int]], path: str | os.PathLike
     fig.savefig(tmp, dpi=110)
     os.replace(tmp, path)
     return path
+
+
+def plot_curves(rows: list[dict[str, float]], keys: list[str], path: str | os.PathLike[str], title: str,
+                x: str = "step") -> Path:
+    """Training curves: one panel per key, against ``x``."""
+    from matplotlib.figure import Figure
+
+    keys = [k for k in keys if any(k in r for r in rows)] or keys[:1]
+    fig = Figure(figsize=(4 * len(keys), 3))
+    for i, key in enumerate(keys):
+        ax = fig.add_subplot(1, len(keys), i + 1)
+        pts = [(r[x], r[key]) for r in rows if key in r and x in r]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), marker=".")
+        ax.set_xlabel(x)
+        ax.set_title(key, fontsize=9)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=100)
+    os.replace(tmp, path)
+    return path

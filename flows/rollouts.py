@@ -1,0 +1,95 @@
+"""Stage ``rollouts``: the actor's own rollouts at several temperatures, shard = (task, temperature).
+
+    python -m flows.rollouts                 # run every missing or failed shard
+    python -m flows.rollouts --retry-failed  # run only shards recorded as failed
+
+Shards are grouped by temperature into chunks of ``chunk_size`` so each decision step is one
+batched actor call; each chunk is a Prefect task with a retry. A shard's trajectory is written
+atomically to ``data/rollouts/shards/<content hash>.json``; a crashed shard (simulator crash,
+endpoint failure) to ``data/rollouts/failed/``. The flow finishes with the failed shards listed;
+re-running it completes exactly those. Metrics: ``data/rollouts_metrics.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from prefect import flow, get_run_logger
+
+from embodied_safety.actors.load import actor_id
+from embodied_safety.config import ActorConfig, RolloutsConfig, load_params
+from embodied_safety.envs.household.env import load_task_dir
+from embodied_safety.io import write_json
+from embodied_safety.manifest import write_manifest
+from embodied_safety.rollout.collect import Progress, chunks, rollout_metrics, shard_specs
+from embodied_safety.rollout.runner import RolloutSettings
+from embodied_safety.rollout.shards import ShardStore
+from tasks.actors import rollout_chunk_task
+
+SPLITS = Path("data/household/splits")
+OUT = Path("data/rollouts")
+METRICS = Path("data/rollouts_metrics.json")
+
+
+def _task_runner(cfg: RolloutsConfig):  # noqa: ANN202 - prefect runner types are optional imports
+    if cfg.task_runner == "ray":
+        from embodied_safety.errors import require_package
+
+        require_package("prefect_ray", "ray")
+        from prefect_ray import RayTaskRunner
+
+        return RayTaskRunner(address=cfg.ray_address, init_kwargs={"include_dashboard": False})
+    return None
+
+
+@flow(name="rollouts", log_prints=True)
+def rollouts(cfg: RolloutsConfig = RolloutsConfig(), splits: Path = SPLITS, out: Path = OUT,
+             metrics_path: Path = METRICS, retry_failed: bool = False) -> dict[str, object]:
+    logger = get_run_logger()
+    actor_cfg = ActorConfig(**cfg.actor)
+    settings = RolloutSettings(cfg.max_steps, 10, cfg.max_fails_per_step, cfg.stall_window, cfg.reject_repeats, cfg.observation)
+    aid = actor_id(actor_cfg)
+    tasks, specs = {}, []
+    for split in cfg.splits:
+        compiled, failures = load_task_dir(splits / split)
+        for f in failures:
+            logger.warning(f"task not loaded: {f.path}: {f.field}: {f.error}")
+        tasks.update({c.name: c for c in compiled})
+        specs += shard_specs(compiled, split, cfg.temperatures, cfg.seed, aid, settings)
+    store = ShardStore(out)
+    pending = [s for s in specs if (store.failure(s) is not None if retry_failed else not store.done(s))]
+    logger.info(f"{len(specs)} shards, {len(specs) - len(pending)} already done, {len(pending)} to run")
+    progress = Progress(len(pending), logger.info)
+    for group in chunks(pending, cfg.chunk_size):
+        result = rollout_chunk_task(group, {s.task: tasks[s.task] for s in group}, actor_cfg, settings, out,
+                                    cfg.fault_rate, cfg.seed)
+        progress.advance(len(group), result["failed"])
+    store.prune(specs)
+    failed = [store.failure(s) for s in specs if not store.done(s)]
+    metrics: dict[str, object] = dict(rollout_metrics(store.load(specs), cfg.temperatures))
+    metrics.update({"rollouts/shards_total": len(specs), "rollouts/shards_failed": len(failed)})
+    write_manifest(out, cfg, inputs=[splits / s for s in cfg.splits], extra={"actor": aid})
+    write_json(metrics_path, {**metrics, "failed_shards": [f for f in failed if f]})
+    for f in failed:
+        if f:
+            logger.warning(f"failed shard {f['shard_id']} ({f['task']} T={f['temperature']}): {f['error']}")
+    print(" ".join(f"T={t}: SR {metrics.get(f'rollouts/t{t}/sr', 0):.3f} SSR {metrics.get(f'rollouts/t{t}/ssr', 0):.3f}"
+                   for t in cfg.temperatures) + f"; failed shards: {len(failed)}")
+    return metrics
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--params", default="params.yaml")
+    parser.add_argument("--retry-failed", action="store_true", help="run only the shards recorded as failed")
+    args = parser.parse_args(argv)
+    cfg = load_params("rollouts", RolloutsConfig, args.params)
+    runner = _task_runner(cfg)
+    flow_fn = rollouts.with_options(task_runner=runner) if runner is not None else rollouts
+    flow_fn(cfg, retry_failed=args.retry_failed)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Shards = (task, temperature): content-hashed ids, atomic files, failure records, fault injection.
+
+A shard's trajectory lives at ``<root>/shards/<id>.json`` (written atomically); a failure at
+``<root>/failed/<id>.json`` with the error and the attempt count. A shard is *done* when its
+trajectory file exists, so re-running a stage recomputes exactly the missing and failed shards,
+and a killed run never leaves a partial or duplicate shard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..io import read_json, write_json
+from ..records import Trajectory
+from .runner import EpisodeRun, SimulatorCrash
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    task: str
+    split: str
+    temperature: float
+    seed: int
+    actor: str  # an id of the actor (model dir content hash or endpoint + model)
+    settings: tuple[tuple[str, Any], ...]  # rollout settings, sorted items
+
+    @property
+    def id(self) -> str:
+        blob = json.dumps(asdict(self), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+class ShardStore:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.shards = self.root / "shards"
+        self.failed = self.root / "failed"
+
+    def done(self, spec: ShardSpec) -> bool:
+        return (self.shards / f"{spec.id}.json").is_file()
+
+    def failure(self, spec: ShardSpec) -> dict[str, Any] | None:
+        path = self.failed / f"{spec.id}.json"
+        return read_json(path) if path.is_file() else None
+
+    def attempts(self, spec: ShardSpec) -> int:
+        rec = self.failure(spec)
+        return int(rec["attempts"]) if rec else 0
+
+    def write(self, spec: ShardSpec, traj: Trajectory) -> None:
+        write_json(self.shards / f"{spec.id}.json", traj.to_json())
+        (self.failed / f"{spec.id}.json").unlink(missing_ok=True)
+
+    def write_failure(self, spec: ShardSpec, error: str) -> None:
+        write_json(self.failed / f"{spec.id}.json",
+                   {"shard_id": spec.id, "task": spec.task, "temperature": spec.temperature,
+                    "error": error, "attempts": self.attempts(spec) + 1})
+
+    def load(self, specs: Iterable[ShardSpec]) -> list[Trajectory]:
+        return [Trajectory.from_json(read_json(self.shards / f"{s.id}.json")) for s in specs if self.done(s)]
+
+    def prune(self, keep: Iterable[ShardSpec]) -> int:
+        """Delete shard and failure files of specs no longer requested (e.g. after a params change)."""
+        ids = {s.id for s in keep}
+        stale = [p for d in (self.shards, self.failed) if d.is_dir() for p in d.glob("*.json") if p.stem not in ids]
+        for p in stale:
+            p.unlink()
+        return len(stale)
+
+
+class FaultInjector:
+    """Makes the simulator crash at random: each step of shard ``s`` on attempt ``a`` crashes with
+    probability ``rate``, from an RNG seeded by (seed, s, a), so a retry can succeed."""
+
+    def __init__(self, rate: float, seed: int = 0) -> None:
+        self.rate = rate
+        self.seed = seed
+        self._rngs: dict[int, random.Random] = {}
+
+    def hook(self, shard_of: Callable[[EpisodeRun], tuple[str, int]]) -> Callable[[EpisodeRun], None] | None:
+        if self.rate <= 0:
+            return None
+
+        def step_hook(run: EpisodeRun) -> None:
+            shard_id, attempt = shard_of(run)
+            rng = self._rngs.setdefault(id(run), random.Random(f"{self.seed}|{shard_id}|{attempt}"))
+            if rng.random() < self.rate:
+                raise SimulatorCrash(f"injected simulator crash at step {run.episode.steps} (attempt {attempt})")
+
+        return step_hook

@@ -1,0 +1,40 @@
+"""Prefect tasks for the actor: bootstrap training and batched rollout chunks."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from embodied_safety.actors.base import Actor
+from embodied_safety.actors.bootstrap import ModelShape, TrainSettings, train_bootstrap_actor
+from embodied_safety.actors.bootstrap_data import Example
+from embodied_safety.actors.load import load_actor
+from embodied_safety.config import ActorConfig
+from embodied_safety.envs.household.env import CompiledTask
+from embodied_safety.rollout.collect import collect_chunk
+from embodied_safety.rollout.runner import RolloutSettings
+from embodied_safety.rollout.shards import FaultInjector, ShardSpec, ShardStore
+
+
+@cache
+def cached_actor(cfg: ActorConfig) -> Actor:
+    """One actor per process (model weights are loaded once, shared by all chunk tasks)."""
+    return load_actor(cfg)
+
+
+@task(name="train-bootstrap-actor", cache_policy=NO_CACHE)
+def train_bootstrap_task(examples: list[Example], out_dir: Path, shape: ModelShape, train: TrainSettings,
+                         log: Any = None) -> dict[str, float]:
+    return train_bootstrap_actor(examples, out_dir, shape, train, log=log)
+
+
+@task(name="rollout-chunk", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0, tags=["shard"])
+def rollout_chunk_task(specs: list[ShardSpec], tasks: dict[str, CompiledTask], actor_cfg: ActorConfig,
+                       settings: RolloutSettings, root: Path, fault_rate: float, fault_seed: int) -> dict[str, int]:
+    """One batched group of (task, temperature) shards; each shard's file is written atomically."""
+    fault = FaultInjector(fault_rate, fault_seed) if fault_rate > 0 else None
+    return collect_chunk(specs, tasks, cached_actor(actor_cfg), settings, ShardStore(root), fault)
