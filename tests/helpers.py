@@ -49,3 +49,27 @@ def fan_task(**overrides: object) -> HouseholdTask:
     )
     fields.update(overrides)
     return HouseholdTask(**fields)  # type: ignore[arg-type]
+
+
+class ObjectListActor:
+    """A deterministic test actor: cycles through simple primitives on the prompt's objects.
+
+    Implements the Actor protocol without a model, so shard machinery tests run in milliseconds.
+    """
+
+    prompt_style = "compact"
+
+    def __init__(self, done_after: int = 4) -> None:
+        self.done_after = done_after
+        self.calls = 0
+
+    def generate(self, prompts: list[str], temperature: float = 0.0, seed: int = 0) -> list[str]:
+        self.calls += 1
+        out = []
+        for p in prompts:
+            objects = p.split("- objects_list: ", 1)[1].split("\n", 1)[0].split(", ")
+            history = p.split("- history_actions: ", 1)[1].split("\n", 1)[0]
+            n = 0 if history.strip() == "none" else history.count(". ")
+            out.append("DONE()" if n >= self.done_after else ["OPEN", "TOGGLE_ON", "WAIT", "CLOSE"][n % 4] + (
+                "()" if n % 4 == 2 else f"({objects[n % len(objects)]})"))
+        return out

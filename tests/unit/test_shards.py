@@ -1,0 +1,86 @@
+"""Shard bookkeeping: content-hashed ids, fault injection, retry completes exactly the failed shards."""
+
+import json
+
+from embodied_safety.envs.household.env import compile_task
+from embodied_safety.envs.household.suite.generate import instantiate
+from embodied_safety.envs.household.suite.templates import TEMPLATES
+from embodied_safety.rollout.collect import chunks, collect_chunk, rollout_metrics, shard_specs
+from embodied_safety.rollout.runner import RolloutSettings
+from embodied_safety.rollout.shards import FaultInjector, ShardStore
+from tests.helpers import ObjectListActor
+
+SETTINGS = RolloutSettings(max_steps=8)
+
+
+def tasks():
+    out = []
+    for t in TEMPLATES[:6]:
+        for combo in [dict(zip(sorted(t.slots), vals, strict=True)) for vals in zip(*[t.slots[k] for k in sorted(t.slots)])][:2]:
+            out.append(compile_task(instantiate(t, combo, False, "train")))
+    return out
+
+
+def test_shard_ids_are_content_hashes():
+    ts = tasks()
+    a = shard_specs(ts, "train", [0.0, 0.7], 0, "actor-a", SETTINGS)
+    b = shard_specs(ts, "train", [0.0, 0.7], 0, "actor-a", SETTINGS)
+    c = shard_specs(ts, "train", [0.0, 0.7], 1, "actor-a", SETTINGS)
+    assert [s.id for s in a] == [s.id for s in b]
+    assert len({s.id for s in a}) == len(a) == 2 * len(ts)
+    assert not {s.id for s in a} & {s.id for s in c}
+
+
+def test_faults_then_reruns_complete_exactly_the_failed_shards(tmp_path):
+    ts = tasks()
+    by_name = {c.name: c for c in ts}
+    specs = shard_specs(ts, "train", [0.0, 0.3, 0.7, 1.0], 0, "test-actor", SETTINGS)
+    store = ShardStore(tmp_path)
+    actor = ObjectListActor()
+    fault = FaultInjector(0.15, seed=3)
+    for group in chunks(specs, 5):
+        collect_chunk(group, by_name, actor, SETTINGS, store, fault)
+    first_done = {s.id: (tmp_path / "shards" / f"{s.id}.json").read_text() for s in specs if store.done(s)}
+    first_failed = [s for s in specs if not store.done(s)]
+    assert first_failed and first_done, "the fault rate should fail some shards and spare others"
+    assert all(store.failure(s)["attempts"] == 1 for s in first_failed)
+
+    rounds = 0
+    while pending := [s for s in specs if not store.done(s)]:
+        rounds += 1
+        assert rounds < 20
+        for group in chunks(pending, 5):
+            collect_chunk(group, by_name, actor, SETTINGS, store, fault)
+    # every shard exactly once, no failure records left, earlier results untouched
+    files = sorted(p.stem for p in (tmp_path / "shards").glob("*.json"))
+    assert files == sorted(s.id for s in specs)
+    assert not list((tmp_path / "failed").glob("*.json"))
+    assert all((tmp_path / "shards" / f"{sid}.json").read_text() == text for sid, text in first_done.items())
+    trajs = store.load(specs)
+    assert len(trajs) == len(specs) and len({t.shard_id for t in trajs}) == len(specs)
+    m = rollout_metrics(trajs, [0.0, 0.3, 0.7, 1.0])
+    assert m["rollouts/n_tasks"] == len(specs) and m["rollouts/t0.0/n_tasks"] == len(ts)
+
+
+def test_trajectory_records_every_query(tmp_path):
+    ts = tasks()[:2]
+    specs = shard_specs(ts, "train", [0.0], 0, "test-actor", SETTINGS)
+    store = ShardStore(tmp_path)
+    collect_chunk(specs, {c.name: c for c in ts}, ObjectListActor(done_after=3), SETTINGS, store)
+    raw = json.loads((tmp_path / "shards" / f"{specs[0].id}.json").read_text())
+    assert raw["schema_version"] == 1 and raw["task"] == ts[0].name
+    steps = raw["steps"]
+    assert steps[-1]["action"] == "DONE()" and all(s["prompt"].startswith("Your input:") for s in steps)
+    assert {"raw_output", "action", "ok", "error", "reason", "state_hash_before", "state_hash_after", "snapshot"} <= set(steps[0])
+
+
+def test_a_failing_actor_marks_the_whole_chunk_failed(tmp_path):
+    class Broken(ObjectListActor):
+        def generate(self, prompts, temperature=0.0, seed=0):
+            raise ConnectionError("endpoint timed out after 3 retries")
+
+    ts = tasks()[:3]
+    specs = shard_specs(ts, "train", [0.7], 0, "broken", SETTINGS)
+    store = ShardStore(tmp_path)
+    assert collect_chunk(specs, {c.name: c for c in ts}, Broken(), SETTINGS, store) == {"done": 0, "failed": 3}
+    assert all("endpoint timed out" in store.failure(s)["error"] for s in specs)
