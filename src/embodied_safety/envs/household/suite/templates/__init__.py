@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 from ..template import Template
-from . import kitchen
+from . import bathroom, garden, kitchen, kitchen_more, living_room, utility_room
 
-TEMPLATES: tuple[Template, ...] = (*kitchen.TEMPLATES,)
+TEMPLATES: tuple[Template, ...] = (
+    *kitchen.TEMPLATES,
+    *kitchen_more.TEMPLATES,
+    *living_room.TEMPLATES,
+    *utility_room.TEMPLATES,
+    *garden.TEMPLATES,
+    *bathroom.TEMPLATES,
+)
