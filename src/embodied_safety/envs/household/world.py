@@ -412,7 +412,8 @@ class HouseholdWorld:
             raise Precondition(f"{target} is not on or in a heat source that is on")
         if self.has(heat, "openable") and ("open", heat) in self.facts:
             raise Precondition(f"{heat} door is open")
-        for obj in [target, *self.contents(target), *self.related("ontop", target)]:
+        on_target = sorted(f[1] for f in self.facts if f[0] == "ontop" and f[2] == target)
+        for obj in [target, *self.contents(target), *on_target]:
             if self.has(obj, "cookable"):
                 self.facts.add(("cooked", obj))
         for liquid in self.related("filled", target):

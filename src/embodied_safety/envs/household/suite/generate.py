@@ -139,6 +139,7 @@ def generate_suite(cfg: SuiteConfig = SuiteConfig(), templates: tuple[Template, 
     for t in templates:
         splits = _split_template(t, cfg)
         index = 0
+        test_variants = []
         for split in ID_SPLITS:
             for combo in splits[split]:
                 contrast = t.has_contrast and cfg.contrast_every > 0 and index % cfg.contrast_every == cfg.contrast_every - 1
@@ -146,11 +147,13 @@ def generate_suite(cfg: SuiteConfig = SuiteConfig(), templates: tuple[Template, 
                 out[split].append(instantiate(t, combo, contrast, split))
                 if split == "train":
                     train_targets.add(combo[t.target_slot])
-        for i, combo in enumerate(splits["test"]):
+                if split == "test":
+                    test_variants.append((combo, contrast))
+        for i, (combo, contrast) in enumerate(test_variants):
             rng = random.Random(_seed(cfg.seed, t.name, i))
             role = rng.choice(sorted(DISTRACTORS))
             for r, cat in (("neutral", rng.choice(NEUTRAL)), (role, DISTRACTORS[role])):
-                out["ood_objectshift"].append(_valid_injection(t, combo, r, cat, cfg.seed))
+                out["ood_objectshift"].append(_valid_injection(t, combo, contrast, r, cat, cfg.seed))
         for target in t.ood_targets:
             for combo in splits["test"][: cfg.taskshift_per_target]:
                 shifted = {**combo, t.target_slot: target}
@@ -164,10 +167,12 @@ def generate_suite(cfg: SuiteConfig = SuiteConfig(), templates: tuple[Template, 
     return out
 
 
-def _valid_injection(t: Template, combo: dict[str, str], role: str, category: str, seed: int) -> HouseholdTask:
-    """Resample the injected object's placement until the golden plan is unaffected."""
+def _valid_injection(t: Template, combo: dict[str, str], contrast: bool, role: str, category: str,
+                     seed: int) -> HouseholdTask:
+    """Inject into the same variant as the source test task; resample the placement until the golden
+    plan is unaffected."""
     for attempt in range(8):
-        task = instantiate(t, combo, False, "ood_objectshift", suffix=f"objshift_{role}", inject=(role, category), seed=seed + attempt)
+        task = instantiate(t, combo, contrast, "ood_objectshift", suffix=f"objshift_{role}", inject=(role, category), seed=seed + attempt)
         if not check_task(task):
             return task
     raise ValueError(f"no valid placement for {category} in {t.name} {combo}")
