@@ -93,12 +93,28 @@ def _dataset(examples: Sequence[Example]) -> Any:
                                "completion": [{"role": "assistant", "content": e.completion}]} for e in examples])
 
 
+def save_actor_dir(model: Any, tokenizer: Any, out_dir: str | os.PathLike[str], max_new_tokens: int) -> Path:
+    """Save a sampling-enabled actor dir: weights, tokenizer, generation config (do_sample), compact profile."""
+    from transformers import GenerationConfig
+
+    out_dir = Path(out_dir)
+    model.generation_config = GenerationConfig(
+        do_sample=True, temperature=1.0, top_k=0, top_p=1.0, max_new_tokens=max_new_tokens,
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir, safe_serialization=True)
+    tokenizer.save_pretrained(out_dir)
+    (out_dir / PROFILE_FILE).write_text(json.dumps({"prompt_style": "compact", "max_new_tokens": max_new_tokens,
+                                                    "kind": "bootstrap"}, indent=2))
+    return out_dir
+
+
 def train_bootstrap_actor(examples: Sequence[Example], out_dir: str | os.PathLike[str], shape: ModelShape,
                           train: TrainSettings, log: Callable[[dict[str, float], int], None] | None = None,
                           max_new_tokens: int = 16) -> dict[str, float]:
     """Train and save an HF model dir (safetensors, tokenizer, chat template, generation config)."""
     import torch
-    from transformers import GenerationConfig, TrainerCallback
+    from transformers import TrainerCallback
     from trl import SFTConfig, SFTTrainer
 
     torch.set_num_threads(train.threads)
@@ -120,13 +136,6 @@ def train_bootstrap_actor(examples: Sequence[Example], out_dir: str | os.PathLik
     t0 = time.time()
     result = trainer.train()
     model = trainer.model
-    model.generation_config = GenerationConfig(
-        do_sample=True, temperature=1.0, top_k=0, top_p=1.0, max_new_tokens=max_new_tokens,
-        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir, safe_serialization=True)
-    tokenizer.save_pretrained(out_dir)
-    (out_dir / PROFILE_FILE).write_text(json.dumps({"prompt_style": "compact", "max_new_tokens": max_new_tokens,
-                                                    "kind": "bootstrap"}, indent=2))
+    save_actor_dir(model, tokenizer, out_dir, max_new_tokens)
     return {"train/loss": float(result.training_loss), "train/seconds": time.time() - t0,
             "train/examples": float(len(examples)), "train/params": float(sum(p.numel() for p in model.parameters()))}
