@@ -48,7 +48,7 @@ def main() -> None:
 
     steps, t0 = 0, time.perf_counter()
     for _ in range(args.repeat):
-        for (c, actions), w in zip(workloads, worlds, strict=True):
+        for (_, actions), w in zip(workloads, worlds, strict=True):
             snap = w.snapshot()
             for a in actions:
                 w.step(a)

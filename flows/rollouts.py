@@ -13,7 +13,6 @@ re-running it completes exactly those. Metrics: ``data/rollouts_metrics.json``.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from prefect import flow, get_run_logger

@@ -12,8 +12,9 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 @pytest.fixture(scope="session")
 def prefect_harness():
     """One temporary Prefect server + DB for the few real flow tests (~20 s, shared)."""
-    import tasks  # noqa: F401  (environment defaults before prefect loads)
     from prefect.testing.utilities import prefect_test_harness
+
+    import tasks  # noqa: F401  (environment defaults before prefect loads)
 
     with prefect_test_harness(server_startup_timeout=60):
         yield

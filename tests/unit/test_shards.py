@@ -16,7 +16,7 @@ SETTINGS = RolloutSettings(max_steps=8)
 def tasks():
     out = []
     for t in TEMPLATES[:6]:
-        for combo in [dict(zip(sorted(t.slots), vals, strict=True)) for vals in zip(*[t.slots[k] for k in sorted(t.slots)])][:2]:
+        for combo in [dict(zip(sorted(t.slots), vals, strict=True)) for vals in zip(*[t.slots[k] for k in sorted(t.slots)], strict=False)][:2]:
             out.append(compile_task(instantiate(t, combo, False, "train")))
     return out
 

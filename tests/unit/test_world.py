@@ -2,7 +2,12 @@
 
 import pytest
 
-from embodied_safety.envs.household.world import INVALID_ACTION, PRE_CONDITION_ERROR, HouseholdWorld, WashRules
+from embodied_safety.envs.household.world import (
+    INVALID_ACTION,
+    PRE_CONDITION_ERROR,
+    HouseholdWorld,
+    WashRules,
+)
 
 AB = {
     "fridge": ("openable", "coldSource", "container", "fixed"),

@@ -34,8 +34,11 @@ RESPONSE_TEMPLATE = {
     "start_anchor_pattern": r"<\|im_start\|> \S+",
     "fields": {"content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"}},
 }
-#: punctuation split off as its own token; object instance names (stove.n.01_1) stay whole
+#: punctuation split off as its own token
 PUNCT = r"[(),:;\"{}\[\]]"
+#: the synset suffix of an instance name is its own token, so ``potato`` in the instruction and in
+#: ``potato.n.01_1`` is the same token and the model can copy object names it never saw in this role
+SYNSET_SUFFIX = r"\.n\.\d+(?:_\d+)?"
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,8 @@ def train_tokenizer(texts: Sequence[str]) -> Any:
 
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Split(Regex(PUNCT), behavior="isolated")])
+        [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Split(Regex(PUNCT), behavior="isolated"),
+         pre_tokenizers.Split(Regex(SYNSET_SUFFIX), behavior="isolated")])
     tok.train_from_iterator(texts, trainers.WordLevelTrainer(special_tokens=SPECIAL, min_frequency=1))
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>",
                                    eos_token="<|im_end|>", bos_token=None)

@@ -11,19 +11,29 @@ re-prompts it with a cue. Three kinds of (prompt, completion) examples from the 
   actor can carry on after a repaired branch. The safety step itself is never a target here.
 * ``feedback``: a violation point of an unsafe plan with the critic cue inserted before the
   ``Your input:`` anchor, labelled with the corrective action the cue names.
+* ``recovery``: a failed action (a wrong object or a repeated step, with the executor's error in
+  the history) followed by the plan's correct next action, so one failure does not derail the actor.
+* ``renamed``: copies of examples in which the task's movable object categories are consistently
+  replaced by other catalog categories, in prompt and completion alike. With only a handful of
+  object combinations per template, a small model otherwise recalls the objects of a training
+  combination instead of reading them from the prompt; renaming makes copying the only strategy
+  that works, which is what generalises to unseen combinations.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..critics.repair import corrective_action, feedback_text
+from ..envs.household.actions import parse_action
 from ..envs.household.env import CompiledTask
 from ..envs.household.observation import ObservationLevel
+from ..envs.household.predicates import category_of, short_name
+from ..envs.household.suite.catalog import CATALOG
 from ..evaluation.episode import matches_trigger
-from ..envs.household.actions import parse_action
 from .context import build_context
 from .prompts import Cue, PromptStyle
 
@@ -43,6 +53,8 @@ class DataSettings:
     seed: int = 0
     prompt_style: PromptStyle = "compact"
     observation: ObservationLevel = "full"
+    renamed_fraction: float = 0.5  # share of examples that also get a renamed-objects copy
+    recovery: bool = True  # add failure-recovery examples
 
 
 def _run_plan(compiled: CompiledTask, actions: list[str], s: DataSettings, first_target: int = 0,
@@ -85,6 +97,49 @@ def feedback_examples(compiled: CompiledTask, actions: list[str], s: DataSetting
     return out
 
 
+def _recovery_examples(compiled: CompiledTask, actions: list[str], s: DataSettings, rng: random.Random) -> list[Example]:
+    """At one random step, a failed action first, then the plan's action as the target."""
+    if len(actions) < 2:
+        return []
+    k = rng.randrange(len(actions) - 1)
+    world = compiled.new_world()
+    for a in actions[:k]:
+        world.step(a)
+    objs = list(compiled.task.object_list)
+    wrong = actions[k - 1] if k > 0 and rng.random() < 0.5 else f"OPEN({rng.choice(objs)})"
+    for _ in range(4):  # find an action that fails here
+        snap = world.snapshot()
+        if not world.step(wrong).ok:
+            break
+        world.restore(snap)
+        wrong = f"TOGGLE_OFF({rng.choice(objs)})"
+    else:
+        return []
+    if world.history[-1].ok:
+        return []
+    prompt = build_context(compiled, world, s.observation).prompt(s.prompt_style)
+    return [Example(prompt, actions[k], "recovery", compiled.name)] if world.step(actions[k]).ok else []
+
+
+def _movable_stems(compiled: CompiledTask) -> list[str]:
+    task = compiled.task
+    return sorted({short_name(category_of(o)) for o in task.object_list
+                   if "fixed" not in task.object_abilities.get(o, ()) and "__" not in o})
+
+
+def rename(example: Example, stems: list[str], rng: random.Random) -> Example | None:
+    """Replace each movable category word by another catalog category (both ``frying_pan`` and
+    ``frying pan`` forms), consistently in prompt and completion."""
+    pool = sorted({short_name(c) for c, ab in CATALOG.items() if "fixed" not in ab and "substance" not in ab} - set(stems))
+    if not stems or len(pool) < len(stems):
+        return None
+    mapping = dict(zip(stems, rng.sample(pool, len(stems)), strict=True))
+    forms = {**mapping, **{k.replace("_", " "): v.replace("_", " ") for k, v in mapping.items() if "_" in k}}
+    pattern = re.compile(r"(?<![A-Za-z_])(" + "|".join(re.escape(k) for k in sorted(forms, key=len, reverse=True)) + r")(?![A-Za-z_])")
+    sub = lambda text: pattern.sub(lambda m: forms[m.group(1)], text)  # noqa: E731
+    return Example(sub(example.prompt), sub(example.completion), f"renamed_{example.kind}", example.task)
+
+
 def bootstrap_examples(tasks: Iterable[CompiledTask], s: DataSettings) -> list[Example]:
     """All three kinds for every task, deduplicated on (prompt, completion), deterministic."""
     rng = random.Random(s.seed)
@@ -97,7 +152,8 @@ def bootstrap_examples(tasks: Iterable[CompiledTask], s: DataSettings) -> list[E
                 seen.add((e.prompt, e.completion))
                 out.append(e)
 
-    for compiled in tasks:
+    tasks_list = list(tasks)
+    for compiled in tasks_list:
         steps = compiled.task.example_planning
         safety = [i for i, st in enumerate(steps) if st.is_safety_step]
         for _ in range(s.patterns):
@@ -105,10 +161,16 @@ def bootstrap_examples(tasks: Iterable[CompiledTask], s: DataSettings) -> list[E
             plan = [st.action for i, st in enumerate(steps) if i not in dropped]
             add(_run_plan(compiled, plan, s))
             add(feedback_examples(compiled, plan, s))
+            if s.recovery:
+                add(_recovery_examples(compiled, plan, s, rng))
             for j in sorted(dropped):
                 others = dropped - {j}
                 back_in_place = [st.action for i, st in enumerate(steps) if i not in others]
                 add(_run_plan(compiled, back_in_place, s, back_in_place.index(steps[j].action) + 1, "continuation"))
                 before_done = plan[:-1] + [steps[j].action, plan[-1]]
                 add(_run_plan(compiled, before_done, s, len(before_done) - 1, "continuation"))
+    if s.renamed_fraction > 0:
+        stems = {c.name: _movable_stems(c) for c in tasks_list}
+        extra = [rename(e, stems[e.task], rng) for e in list(out) if rng.random() < s.renamed_fraction]
+        add([e for e in extra if e is not None])
     return out

@@ -66,7 +66,8 @@ def parse_action(text: str) -> Action:
         if name not in PRIMITIVES:
             continue
         raw = match.group(2).strip()
-        args = tuple(a.strip().strip("'\"`").strip().lower() for a in raw.split(",")) if raw else ()
+        # object names never contain whitespace: "potato .n.01_1" (a word-level model's decode) -> "potato.n.01_1"
+        args = tuple(re.sub(r"\s+", "", a.strip().strip("'\"`")).lower() for a in raw.split(",")) if raw else ()
         expected = len(PRIMITIVES[name])
         if len(args) != expected or any(not a for a in args):
             raise ActionParseError(f"{name} takes {expected} argument(s) {PRIMITIVES[name]}, got {raw!r}")
