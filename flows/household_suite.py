@@ -8,13 +8,11 @@ plus the BEHAVIOR-1K coverage figure).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from prefect import flow
 
 from embodied_safety.config import HouseholdSuiteConfig, load_params
-from embodied_safety.envs.household.suite.generate import SuiteConfig
 from embodied_safety.envs.household.suite.stats import suite_metrics
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
@@ -25,8 +23,7 @@ OUT = Path("data/household")
 
 @flow(name="household_suite", log_prints=True)
 def household_suite(cfg: HouseholdSuiteConfig = HouseholdSuiteConfig(), out: Path = OUT) -> dict[str, object]:
-    suite_cfg = SuiteConfig(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(SuiteConfig)})
-    splits = generate_suite_task(suite_cfg)
+    splits = generate_suite_task(cfg)
     final = out / "splits"
     tmp = scratch_dir(final)
     for split, tasks in splits.items():

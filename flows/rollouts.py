@@ -33,13 +33,17 @@ METRICS = Path("data/rollouts_metrics.json")
 
 
 def _task_runner(cfg: RolloutsConfig):  # noqa: ANN202 - prefect runner types are optional imports
-    if cfg.task_runner == "ray":
+    """``dask``: a local cluster of ``dask_workers`` processes, or an existing one at ``dask_address``."""
+    if cfg.task_runner == "dask":
         from embodied_safety.errors import require_package
 
-        require_package("prefect_ray", "ray")
-        from prefect_ray import RayTaskRunner
+        require_package("prefect_dask", "dask")
+        from prefect_dask import DaskTaskRunner
 
-        return RayTaskRunner(address=cfg.ray_address, init_kwargs={"include_dashboard": False})
+        if cfg.dask_address:
+            return DaskTaskRunner(address=cfg.dask_address)
+        return DaskTaskRunner(cluster_kwargs={"n_workers": cfg.dask_workers, "threads_per_worker": 1,
+                                              "dashboard_address": None})
     return None
 
 
@@ -50,21 +54,25 @@ def rollouts(cfg: RolloutsConfig = RolloutsConfig(), splits: Path = SPLITS, out:
     actor_cfg = ActorConfig(**cfg.actor)
     settings = RolloutSettings(cfg.max_steps, 10, cfg.max_fails_per_step, cfg.stall_window, cfg.reject_repeats, cfg.observation)
     aid = actor_id(actor_cfg)
-    tasks, specs = {}, []
+    specs = []
     for split in cfg.splits:
         compiled, failures = load_task_dir(splits / split)
         for f in failures:
             logger.warning(f"task not loaded: {f.path}: {f.field}: {f.error}")
-        tasks.update({c.name: c for c in compiled})
         specs += shard_specs(compiled, split, cfg.temperatures, cfg.seed, aid, settings)
     store = ShardStore(out)
     pending = [s for s in specs if (store.failure(s) is not None if retry_failed else not store.done(s))]
     logger.info(f"{len(specs)} shards, {len(specs) - len(pending)} already done, {len(pending)} to run")
     progress = Progress(len(pending), logger.info)
-    for group in chunks(pending, cfg.chunk_size):
-        result = rollout_chunk_task(group, {s.task: tasks[s.task] for s in group}, actor_cfg, settings, out,
-                                    cfg.fault_rate, cfg.seed)
-        progress.advance(len(group), result["failed"])
+    groups = chunks(pending, cfg.chunk_size)
+    if cfg.task_runner == "local":  # one batched model in this process: chunks run one after another
+        for group in groups:
+            result = rollout_chunk_task(group, splits, actor_cfg, settings, out, cfg.fault_rate, cfg.seed)
+            progress.advance(len(group), result["failed"])
+    else:  # distributed: every worker loads its own actor and tasks
+        futures = [rollout_chunk_task.submit(g, splits, actor_cfg, settings, out, cfg.fault_rate, cfg.seed) for g in groups]
+        for group, fut in zip(groups, futures, strict=True):
+            progress.advance(len(group), fut.result()["failed"])
     store.prune(specs)
     failed = [store.failure(s) for s in specs if not store.done(s)]
     metrics: dict[str, object] = dict(rollout_metrics(store.load(specs), cfg.temperatures))

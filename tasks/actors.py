@@ -14,7 +14,7 @@ from embodied_safety.actors.bootstrap import ModelShape, TrainSettings, train_bo
 from embodied_safety.actors.bootstrap_data import Example
 from embodied_safety.actors.load import load_actor
 from embodied_safety.config import ActorConfig
-from embodied_safety.envs.household.env import CompiledTask
+from embodied_safety.envs.household.env import CompiledTask, load_task_dir
 from embodied_safety.rollout.collect import collect_chunk
 from embodied_safety.rollout.runner import RolloutSettings
 from embodied_safety.rollout.shards import FaultInjector, ShardSpec, ShardStore
@@ -26,6 +26,13 @@ def cached_actor(cfg: ActorConfig) -> Actor:
     return load_actor(cfg)
 
 
+@cache
+def cached_split(path: Path) -> dict[str, CompiledTask]:
+    """Compiled tasks of one split folder, loaded once per process (workers load their own copy:
+    compiled BDDL trees are not picklable, paths are)."""
+    return {c.name: c for c in load_task_dir(path)[0]}
+
+
 @task(name="train-bootstrap-actor", cache_policy=NO_CACHE)
 def train_bootstrap_task(examples: list[Example], out_dir: Path, shape: ModelShape, train: TrainSettings,
                          log: Any = None) -> dict[str, float]:
@@ -33,8 +40,9 @@ def train_bootstrap_task(examples: list[Example], out_dir: Path, shape: ModelSha
 
 
 @task(name="rollout-chunk", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0, tags=["shard"])
-def rollout_chunk_task(specs: list[ShardSpec], tasks: dict[str, CompiledTask], actor_cfg: ActorConfig,
-                       settings: RolloutSettings, root: Path, fault_rate: float, fault_seed: int) -> dict[str, int]:
+def rollout_chunk_task(specs: list[ShardSpec], splits: Path, actor_cfg: ActorConfig, settings: RolloutSettings,
+                       root: Path, fault_rate: float, fault_seed: int) -> dict[str, int]:
     """One batched group of (task, temperature) shards; each shard's file is written atomically."""
+    tasks = {s.task: cached_split(splits / s.split)[s.task] for s in specs}
     fault = FaultInjector(fault_rate, fault_seed) if fault_rate > 0 else None
     return collect_chunk(specs, tasks, cached_actor(actor_cfg), settings, ShardStore(root), fault)

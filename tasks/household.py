@@ -7,15 +7,16 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from embodied_safety.config import HouseholdSuiteConfig
 from embodied_safety.envs.household.coverage import behavior_coverage
 from embodied_safety.envs.household.env import load_task_dir
-from embodied_safety.envs.household.suite.generate import SuiteConfig, generate_suite
+from embodied_safety.envs.household.suite.generate import generate_suite
 from embodied_safety.envs.household.task import HouseholdTask, write_task
 from embodied_safety.evaluation.household_eval import evaluate_scripted, write_evaluation
 
 
 @task(name="generate-suite", cache_policy=NO_CACHE)
-def generate_suite_task(cfg: SuiteConfig) -> dict[str, list[HouseholdTask]]:
+def generate_suite_task(cfg: HouseholdSuiteConfig) -> dict[str, list[HouseholdTask]]:
     return generate_suite(cfg)
 
 

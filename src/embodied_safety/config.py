@@ -18,7 +18,7 @@ class HouseholdSuiteConfig:
     """``household_suite``: the default task suite (SafeBranch App. B)."""
 
     seed: int = 0  # shuffles slot combinations and OOD choices
-    per_template: int = 12  # slot combinations per template (train + dev + test)
+    per_template: int = 16  # slot combinations per template (train + dev + test)
     n_dev: int = 2  # dev combinations per template
     n_test: int = 3  # test combinations per template (unseen combinations of seen categories)
     contrast_every: int = 4  # every k-th combination is a contrast task (0 = none)
@@ -124,6 +124,7 @@ class RolloutsConfig:
     observation: Literal["full", "partial"] = "full"
     chunk_size: int = 64  # shards per batched actor call group (one Prefect task)
     fault_rate: float = 0.0  # probability per step that the simulator crashes (fault injection)
-    task_runner: Literal["local", "ray"] = "local"
-    ray_address: str | None = None  # an existing Ray cluster ("ip:port"); None starts a local one
+    task_runner: Literal["local", "dask"] = "local"
+    dask_address: str | None = None  # an existing Dask scheduler ("tcp://host:8786"); None starts a local cluster
+    dask_workers: int = 2
     actor: dict[str, Any] = dataclasses.field(default_factory=dict)  # ActorConfig fields

@@ -46,7 +46,7 @@ def test_bootstrap_actor_trains_evaluates_and_registers(tiny_actor):
     assert (out / "model" / "model.safetensors").is_file() and (out / "training_curve.png").is_file()
     assert (out / "manifest.json").is_file() and (out / "train_log.jsonl").read_text().strip()
     mlflow.set_tracking_uri(cfg.tracking["tracking_uri"])
-    version = MlflowClient().get_latest_versions("actor-base")[0]
+    version = MlflowClient().search_model_versions("name='actor-base'")[0]
     path = mlflow.artifacts.download_artifacts(f"models:/actor-base/{version.version}")
     from embodied_safety.actors.hf import HFActor
 
@@ -75,3 +75,16 @@ def test_rollouts_with_faults_then_retry_failed(tiny_actor, tiny_suite, tmp_path
     assert {k: after[k] for k in done_before} == done_before  # nothing recomputed, nothing duplicated
     assert {f"{f['shard_id']}.json" for f in failed} == set(after) - set(done_before)
     assert second["rollouts/t0.0/n_tasks"] + second["rollouts/t1.0/n_tasks"] == total
+
+
+def test_rollouts_on_a_local_dask_cluster(tiny_actor, tiny_suite, tmp_path):
+    """The distributed runner: chunks run as Prefect tasks on a 2-worker local Dask cluster."""
+    pytest.importorskip("prefect_dask")
+    from flows.rollouts import _task_runner, rollouts
+
+    root, _, _ = tiny_actor
+    cfg = RolloutsConfig(temperatures=(0.0, 0.7), max_steps=3, chunk_size=16, task_runner="dask", dask_workers=2,
+                         actor={"model": str(root / "bootstrap_actor" / "model"), "max_new_tokens": 8})
+    metrics = rollouts.with_options(task_runner=_task_runner(cfg))(cfg, tiny_suite, tmp_path / "r", tmp_path / "m.json")
+    assert metrics["rollouts/shards_failed"] == 0
+    assert len(list((tmp_path / "r" / "shards").glob("*.json"))) == metrics["rollouts/shards_total"] > 16

@@ -19,8 +19,8 @@ from __future__ import annotations
 import itertools
 import random
 import zlib
-from dataclasses import dataclass
 
+from ....config import HouseholdSuiteConfig
 from ....evaluation.episode import run_episode
 from ....evaluation.scripted import golden_policy, golden_unsafe_policy
 from ..env import compile_task
@@ -43,16 +43,6 @@ DISTRACTORS = {
     "electrical": "power_strip.n.01",
 }
 SURFACES = ("countertop.n.01", "table.n.02", "desk.n.01", "workbench.n.01", "shelf.n.01", "floor.n.01", "lawn.n.01")
-
-
-@dataclass(frozen=True)
-class SuiteConfig:
-    seed: int = 0
-    per_template: int = 12
-    n_dev: int = 2
-    n_test: int = 3
-    contrast_every: int = 4
-    taskshift_per_target: int = 2
 
 
 def _seed(*parts: object) -> int:
@@ -122,7 +112,7 @@ def check_task(task: HouseholdTask) -> list[str]:
     return problems
 
 
-def _split_template(t: Template, cfg: SuiteConfig) -> dict[str, list[dict[str, str]]]:
+def _split_template(t: Template, cfg: HouseholdSuiteConfig) -> dict[str, list[dict[str, str]]]:
     combos = _combos(t, cfg.seed)[: cfg.per_template]
     n_train = max(len(combos) - cfg.n_dev - cfg.n_test, 1)
     train, rest = combos[:n_train], combos[n_train:]
@@ -132,8 +122,10 @@ def _split_template(t: Template, cfg: SuiteConfig) -> dict[str, list[dict[str, s
     return {"test": held[: cfg.n_test], "dev": held[cfg.n_test: cfg.n_test + cfg.n_dev], "train": train}
 
 
-def generate_suite(cfg: SuiteConfig = SuiteConfig(), templates: tuple[Template, ...] = TEMPLATES) -> dict[str, list[HouseholdTask]]:
+def generate_suite(cfg: HouseholdSuiteConfig | None = None,
+                   templates: tuple[Template, ...] = TEMPLATES) -> dict[str, list[HouseholdTask]]:
     """All splits of the default suite, validated."""
+    cfg = cfg or HouseholdSuiteConfig()
     out: dict[str, list[HouseholdTask]] = {s: [] for s in (*ID_SPLITS, *OOD_SPLITS)}
     train_targets: set[str] = set()
     for t in templates:
