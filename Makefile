@@ -43,6 +43,7 @@ lint: setup
 
 bench: setup  ## speed benchmarks, printed as ratios against a baseline in the same process
 	python benchmarks/household_world.py
+	python benchmarks/actor_generation.py --collect
 
 clean:
 	rm -rf data/household .prefect
