@@ -35,9 +35,10 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
                     metrics_path: Path = METRICS) -> dict[str, float]:
     train_tasks, _ = load_task_dir(splits / "train")
     eval_tasks, _ = load_task_dir(splits / cfg.eval_split)
-    data = DataSettings(cfg.drop_prob, cfg.patterns, cfg.seed, "compact", cfg.observation)
+    data = DataSettings(cfg.drop_prob, cfg.patterns, cfg.seed, "compact", cfg.observation, cfg.renamed_fraction,
+                        cfg.recovery)
     examples = bootstrap_examples(train_tasks, data)
-    kinds = {k: sum(e.kind == k for e in examples) for k in ("step", "continuation", "feedback")}
+    kinds = {k: sum(e.kind == k for e in examples) for k in sorted({e.kind for e in examples})}
     print(f"{len(examples)} examples from {len(train_tasks)} train tasks: {kinds}")
     shape = ModelShape(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(ModelShape) if hasattr(cfg, f.name)})
     tmp = scratch_dir(out)

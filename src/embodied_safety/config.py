@@ -90,17 +90,19 @@ class BootstrapActorConfig:
     """``bootstrap_actor``: train the embedded default actor from scratch (see actors/bootstrap.py)."""
 
     drop_prob: float = 0.9  # probability of dropping each safety step from a training plan
-    patterns: int = 6  # sampled drop masks per train task
+    patterns: int = 2  # sampled drop masks per train task
+    renamed_fraction: float = 0.0  # share of examples that also get a renamed-objects copy (see bootstrap_data)
+    recovery: bool = False  # add failure-recovery examples
     seed: int = 0
     observation: Literal["full", "partial"] = "full"
-    hidden_size: int = 256
-    intermediate_size: int = 512
-    num_hidden_layers: int = 3
-    num_attention_heads: int = 4
-    num_key_value_heads: int = 2
+    hidden_size: int = 128
+    intermediate_size: int = 256
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 2
+    num_key_value_heads: int = 1
     head_dim: int = 64
     sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {
-        "num_train_epochs": 6, "per_device_train_batch_size": 16, "learning_rate": 1e-3,
+        "num_train_epochs": 6, "per_device_train_batch_size": 32, "learning_rate": 2e-3,
         "lr_scheduler_type": "cosine", "warmup_steps": 0.03, "max_length": 512, "logging_steps": 20})
     eval_split: str = "test"
     min_sr: float = 0.6  # thresholds the stage reports as pass/fail (issue 3)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +88,15 @@ def train_tokenizer(texts: Sequence[str]) -> Any:
     return fast
 
 
+def grammar_tokens(tokenizer: Any) -> list[str]:
+    """Tokens a bare primitive call is made of besides object words: names, punctuation, synset suffixes."""
+    from ..envs.household.actions import PRIMITIVES
+
+    vocab = tokenizer.get_vocab()
+    suffixes = [t for t in vocab if re.fullmatch(SYNSET_SUFFIX, t)]
+    return sorted({*PRIMITIVES, "(", ")", ",", *suffixes} & set(vocab))
+
+
 def build_model(tokenizer: Any, shape: ModelShape, seed: int) -> Any:
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
@@ -117,7 +127,8 @@ def save_actor_dir(model: Any, tokenizer: Any, out_dir: str | os.PathLike[str], 
     model.save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)
     (out_dir / PROFILE_FILE).write_text(json.dumps({"prompt_style": "compact", "max_new_tokens": max_new_tokens,
-                                                    "kind": "bootstrap"}, indent=2))
+                                                    "kind": "bootstrap", "grammar_tokens": grammar_tokens(tokenizer)},
+                                                   indent=2))
     return out_dir
 
 

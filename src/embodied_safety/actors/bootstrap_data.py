@@ -53,8 +53,8 @@ class DataSettings:
     seed: int = 0
     prompt_style: PromptStyle = "compact"
     observation: ObservationLevel = "full"
-    renamed_fraction: float = 0.5  # share of examples that also get a renamed-objects copy
-    recovery: bool = True  # add failure-recovery examples
+    renamed_fraction: float = 0.0  # share of examples that also get a renamed-objects copy
+    recovery: bool = False  # add failure-recovery examples
 
 
 def _run_plan(compiled: CompiledTask, actions: list[str], s: DataSettings, first_target: int = 0,

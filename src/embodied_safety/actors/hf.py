@@ -2,7 +2,11 @@
 
 Generation uses the model's KV cache within each call (``use_cache=True``). Prompts are sorted by
 length and cut into batches of ``batch_size`` so padding stays small; outputs are returned in the
-input order. The model dir may carry ``embodied_safety.json`` naming its prompt style.
+input order. The model dir may carry ``embodied_safety.json`` naming its prompt style and, for
+actors that emit bare calls, ``grammar_tokens``: then decoding is *constrained to copy* — every
+generated token is either a grammar token (primitive names, punctuation, synset suffixes) or a
+token of the prompt. This is valid-action masking: an argument can only name something the
+actor was shown, so it can never invent an object that is not in the scene.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from ..errors import require_package
 from .prompts import PromptStyle
@@ -43,6 +48,10 @@ class HFActor:
         self.prompt_style: PromptStyle = prompt_style or profile.get("prompt_style", "full")  # type: ignore[assignment]
         self.max_new_tokens = max_new_tokens
         self.batch_size = batch_size
+        grammar = profile.get("grammar_tokens")
+        self.grammar_ids: list[int] | None = (
+            sorted({i for t in grammar for i in self.tokenizer.convert_tokens_to_ids([t]) if i is not None}
+                   | {self.tokenizer.eos_token_id}) if isinstance(grammar, list) else None)
 
     def _texts(self, prompts: list[str]) -> list[str]:
         return [self.tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False,
@@ -60,6 +69,8 @@ class HFActor:
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]
             enc = self.tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False)
+            if self.grammar_ids is not None:
+                kwargs["logits_processor"] = [_CopyOrGrammar(enc["input_ids"], self.grammar_ids, len(self.tokenizer))]
             with torch.inference_mode():
                 gen = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, use_cache=True,
                                           pad_token_id=self.tokenizer.pad_token_id,
@@ -68,3 +79,18 @@ class HFActor:
             for i, row in zip(idx, new, strict=True):
                 out[i] = self.tokenizer.decode(row, skip_special_tokens=True).strip()
         return out
+
+
+class _CopyOrGrammar:
+    """Logits processor: only grammar tokens and tokens present in the row's prompt may be generated."""
+
+    def __init__(self, input_ids: Any, grammar_ids: list[int], vocab_size: int) -> None:
+        import torch
+
+        mask = torch.zeros(input_ids.shape[0], vocab_size, dtype=torch.bool)
+        mask[:, grammar_ids] = True
+        mask.scatter_(1, input_ids, True)
+        self.blocked = ~mask
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        return scores.masked_fill(self.blocked[:, : scores.shape[1]], float("-inf"))
