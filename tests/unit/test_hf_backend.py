@@ -1,0 +1,43 @@
+"""The hf backend on a tiny random actor: batching is transparent, constrained decoding only copies."""
+
+import json
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from embodied_safety.actors.bootstrap import ModelShape, build_model, grammar_tokens, save_actor_dir, train_tokenizer  # noqa: E402
+from embodied_safety.actors.hf import PROFILE_FILE, HFActor  # noqa: E402
+
+TEXTS = ["Your input: - objects_list: stove.n.01_1, sink.n.01_1, apple.n.01_1, pear.n.01_1, drawer.n.01_1",
+         "TOGGLE_OFF(stove.n.01_1) PLACE_ON_TOP(apple.n.01_1, drawer.n.01_1) OPEN(drawer.n.01_1) DONE()",
+         "melon.n.01_1 lemon.n.01_1 fridge.n.01_1 plate.n.04_1 knife.n.01_1 WIPE CUT WAIT"]
+PROMPTS = ["Your input: - objects_list: stove.n.01_1, sink.n.01_1", "Your input: - objects_list: apple.n.01_1",
+           "Your input: - objects_list: pear.n.01_1, drawer.n.01_1, stove.n.01_1"]
+
+
+@pytest.fixture(scope="module")
+def actor_dir(tmp_path_factory):
+    tok = train_tokenizer(TEXTS)
+    shape = ModelShape(hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=2,
+                       num_key_value_heads=1, head_dim=32)
+    return save_actor_dir(build_model(tok, shape, seed=0), tok, tmp_path_factory.mktemp("a") / "actor", 12)
+
+
+def test_batched_and_single_greedy_outputs_match(actor_dir):
+    single, batched = HFActor(actor_dir, batch_size=1), HFActor(actor_dir, batch_size=16)
+    assert single.generate(PROMPTS) == batched.generate(PROMPTS)
+    assert batched.generate(PROMPTS, 0.0) == batched.generate(PROMPTS, 0.0)
+    assert batched.generate(PROMPTS, 1.0, seed=3) == batched.generate(PROMPTS, 1.0, seed=3)
+
+
+def test_constrained_decoding_only_emits_grammar_or_prompt_tokens(actor_dir):
+    profile = json.loads((actor_dir / PROFILE_FILE).read_text())
+    assert set(profile["grammar_tokens"]) >= {"TOGGLE_OFF", "(", ")", ",", ".n.01_1"}
+    actor = HFActor(actor_dir)
+    tok = actor.tokenizer
+    grammar = set(grammar_tokens(tok))
+    for temperature in (0.0, 1.0):
+        for prompt, out in zip(PROMPTS, actor.generate(PROMPTS, temperature, seed=1), strict=True):
+            allowed = grammar | set(tok.tokenize(prompt))
+            assert set(tok.tokenize(out)) <= allowed, (prompt, out)
