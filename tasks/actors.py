@@ -33,7 +33,7 @@ def cached_split(path: Path) -> dict[str, CompiledTask]:
     return {c.name: c for c in load_task_dir(path)[0]}
 
 
-@task(name="train-bootstrap-actor", cache_policy=NO_CACHE)
+@task(name="train-bootstrap-actor", cache_policy=NO_CACHE, log_prints=False)  # datasets prints bytecode when hashing
 def train_bootstrap_task(examples: list[Example], out_dir: Path, shape: ModelShape, train: TrainSettings,
                          log: Any = None) -> dict[str, float]:
     return train_bootstrap_actor(examples, out_dir, shape, train, log=log)
