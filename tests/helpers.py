@@ -73,3 +73,34 @@ class ObjectListActor:
             out.append("DONE()" if n >= self.done_after else ["OPEN", "TOGGLE_ON", "WAIT", "CLOSE"][n % 4] + (
                 "()" if n % 4 == 2 else f"({objects[n % len(objects)]})"))
         return out
+
+
+class GoldenUnsafeActor:
+    """A scripted test actor: follows each task's golden plan *without* its safety steps, and obeys a
+    critic cue by emitting the action the cue names ("Do X now."). Deterministic, no model."""
+
+    prompt_style = "compact"
+
+    def __init__(self, tasks) -> None:
+        self.plans = {(c.task.instruction, ", ".join(c.task.object_list)):
+                      [s.action for s in c.task.example_planning if not s.is_safety_step] for c in tasks}
+
+    def generate(self, prompts: list[str], temperature: float = 0.0, seed: int = 0) -> list[str]:
+        import re
+
+        out = []
+        for p in prompts:
+            cue = re.search(r"Do ([A-Z_]+\([^)]*\)) now\.", p.split("Your input:")[0])
+            if cue:
+                out.append(cue.group(1))
+                continue
+            instruction = p.split("- task_instruction: ", 1)[1].split("\n", 1)[0]
+            objects = p.split("- objects_list: ", 1)[1].split("\n", 1)[0]
+            history = p.split("- history_actions: ", 1)[1].split("\n", 1)[0]
+            done = [a for a in re.findall(r"\d+\. ([A-Z_]+\([^)]*\))( \[failed)?", history) if not a[1]]
+            plan, j = self.plans[(instruction, objects)], 0
+            for a, _ in done:
+                if j < len(plan) and a == plan[j]:
+                    j += 1
+            out.append(plan[j] if j < len(plan) else "DONE()")
+        return out

@@ -130,3 +130,22 @@ class RolloutsConfig:
     dask_address: str | None = None  # an existing Dask scheduler ("tcp://host:8786"); None starts a local cluster
     dask_workers: int = 2
     actor: dict[str, Any] = dataclasses.field(default_factory=dict)  # ActorConfig fields
+
+
+@dataclass(frozen=True)
+class BranchesConfig:
+    """``branches``: online branch collection with critics, judge, prune (SafeBranch §4.2, App. D)."""
+
+    splits: tuple[str, ...] = ("train",)
+    temperatures: tuple[float, ...] = (0.0, 0.3, 0.7, 1.0)
+    seed: int = 0
+    max_steps: int = 30
+    max_fails_per_step: int = 3
+    stall_window: int = 5
+    reject_repeats: bool = True
+    max_repair_attempts: int = 6
+    max_recursion: int = 6
+    observation: Literal["full", "partial"] = "full"
+    critic_backend: Literal["rule"] = "rule"
+    judge_backend: Literal["rule"] = "rule"
+    actor: dict[str, Any] = dataclasses.field(default_factory=dict)  # ActorConfig fields

@@ -56,3 +56,45 @@ class Trajectory:
         raw["steps"] = tuple(StepRecord(**s) for s in raw["steps"])
         raw["conditions"] = tuple(raw["conditions"])
         return cls(**raw)
+
+
+@dataclass(frozen=True)
+class RawBranch:
+    """One critic-triggered repair: ((h_k, y-), ([h_k; f_k], y+)) plus what is needed to check it.
+
+    ``prefix_actions`` replays the world exactly to the anchor state h_k (the simulator is
+    deterministic), so the judge can restore it and execute either side.
+    """
+
+    branch_id: str
+    task: str
+    split: str
+    temperature: float
+    trigger: str  # BeforeBDDL | TermSafety
+    condition_index: int
+    risk_type: str
+    hazard_class: str | None
+    mode: str
+    anchor_step: int
+    prefix_actions: tuple[str, ...]
+    prompt: str  # h_k, cue-free: exactly what the actor saw when it proposed y-
+    prompt_with_cue: str  # [h_k; f_k]
+    feedback: str
+    rejected_raw: str
+    rejected_action: str
+    chosen_raw: str | None
+    chosen_action: str | None
+    accepted: bool  # the repair executed and resolved the condition during collection
+    attempts: int
+    depth: int
+    failure: str | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> RawBranch:
+        raw = dict(raw)
+        raw["prefix_actions"] = tuple(raw["prefix_actions"])
+        return cls(**raw)

@@ -35,7 +35,26 @@ def corrective_action(compiled: CompiledTask, world: HouseholdWorld, index: int)
         world.restore(snap)
 
 
-def feedback_text(cond: SafetyCondition, action: str) -> str:
+def corrective_plan(compiled: CompiledTask, world: HouseholdWorld, index: int) -> list[str] | None:
+    """One action that fixes condition ``index``, else two (an enabling action such as opening the
+    drawer the knife must go into, then the fix), else None. The world is left unchanged."""
+    one = corrective_action(compiled, world, index)
+    if one is not None:
+        return [one]
+    snap = world.snapshot()
+    try:
+        for first in candidate_actions(compiled):
+            if world.step(first).ok:
+                second = corrective_action(compiled, world, index)
+                if second is not None:
+                    return [first, second]
+            world.restore(snap)
+        return None
+    finally:
+        world.restore(snap)
+
+
+def feedback_text(cond: SafetyCondition, action: str, then: str | None = None) -> str:
     """Templated critic feedback that names the corrective primitive (rule backend)."""
     tip = cond.safety_tip or cond.safety_principle or f"Resolve the {cond.risk_type.lower()}."
-    return f"{tip.rstrip('.')}. Do {action} now."
+    return f"{tip.rstrip('.')}. Do {action} now." + (f" Then {then}." if then else "")

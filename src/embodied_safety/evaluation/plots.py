@@ -57,3 +57,30 @@ def plot_curves(rows: list[dict[str, float]], keys: list[str], path: str | os.Pa
     fig.savefig(tmp, dpi=100)
     os.replace(tmp, path)
     return path
+
+
+def plot_funnel(stages: dict[str, int], per_risk: dict[str, int], path: str | os.PathLike[str], title: str) -> Path:
+    """The data-construction funnel (Table 12 / Fig. 3b) and the final pairs per risk type."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 3.6))
+    ax = fig.add_subplot(1, 2, 1)
+    names, values = list(stages), list(stages.values())
+    bars = ax.bar(names, values, color=["#90a4ae", "#5c6bc0", "#2e7d32"][: len(names)])
+    for bar, v, prev in zip(bars, values, [None, *values[:-1]], strict=True):
+        kept = f"\n({v / prev:.0%} kept)" if prev else ""
+        ax.text(bar.get_x() + bar.get_width() / 2, v, f"{v}{kept}", ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel("pairs")
+    ax.set_title("branch-pair funnel", fontsize=10)
+    ax2 = fig.add_subplot(1, 2, 2)
+    ax2.barh(list(per_risk), list(per_risk.values()), color="#2e7d32")
+    ax2.set_title("final pairs per risk type", fontsize=10)
+    ax2.invert_yaxis()
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=100)
+    os.replace(tmp, path)
+    return path

@@ -209,3 +209,9 @@ class CompiledCondition:
         self.ref.world = world
         ok, _ = evaluate_state(self._compiled)
         return ok
+
+    def satisfied(self, world: HouseholdWorld) -> int:
+        """How many top-level conjuncts hold (task progress)."""
+        self.ref.world = world
+        _, results = evaluate_state(self._compiled)
+        return len(results["satisfied"])

@@ -1,0 +1,89 @@
+"""Stage ``branches``: SafeBranch branch-pair construction (Algorithm 3, Phases A-B).
+
+Rolls the actor out on the train split at each temperature with the prospective and
+retrospective critics in the loop (rule backend), judges every accepted repair, relabels and
+prunes. Each intermediate is its own DVC output:
+
+* ``data/branches/raw/raw.jsonl``: every repair attempt (accepted or failed) with h_k, [h_k; f_k], y-, y+
+* ``data/branches/judged/judged.jsonl``: judge verdicts with per-criterion reasons
+* ``data/branches/final/{pairs.jsonl, pairs_fb.jsonl, sft.jsonl}``: TRL preference pairs (relabelled and
+  the +FB ablation) and the SFT file (chosen side)
+* ``data/branches/funnel.json`` (+ ``funnel.png``): counts per stage, risk type and trigger, the
+  judge keep rate, the repair acceptance rate, and the efficiency ratio against natural sampling
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from prefect import flow
+
+from embodied_safety.branch.collect import BranchSettings
+from embodied_safety.branch.dataset import funnel, preference_row, prune, sft_row
+from embodied_safety.branch.efficiency import efficiency
+from embodied_safety.config import ActorConfig, BranchesConfig, RolloutsConfig, load_params
+from embodied_safety.evaluation.plots import plot_funnel
+from embodied_safety.io import read_json, replace_dir, scratch_dir, write_json, write_jsonl
+from embodied_safety.manifest import write_manifest
+from embodied_safety.records import Trajectory
+from tasks.branches import collect_task, judge_task
+
+SPLITS = Path("data/household/splits")
+ROLLOUTS = Path("data/rollouts")
+OUT = Path("data/branches")
+
+
+@flow(name="branches", log_prints=True)
+def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, rollouts: Path = ROLLOUTS,
+             out: Path = OUT) -> dict[str, object]:
+    settings = BranchSettings(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(BranchSettings)})
+    actor_cfg = ActorConfig(**cfg.actor)
+    raw, episodes = [], 0
+    for split in cfg.splits:
+        for t in cfg.temperatures:
+            got, n, ends = collect_task(splits / split, split, t, cfg.seed, actor_cfg, settings)
+            raw += got
+            episodes += n
+            print(f"{split} T={t}: {n} episodes, {sum(b.accepted for b in got)}/{len(got)} repairs accepted, ends {ends}")
+    verdicts = judge_task([splits / s for s in cfg.splits], raw, cfg.observation)
+    kept = [b for b in raw if b.accepted and verdicts[b.branch_id].accept]
+    final = prune(kept)
+    stats = funnel(raw, verdicts, final)
+    trajectories = [Trajectory.from_json(read_json(p)) for p in sorted((rollouts / "shards").glob("*.json"))]
+    stats.update(efficiency(len(final), trajectories, episodes))
+
+    staged = {name: scratch_dir(out / name) for name in ("raw", "judged", "final")}
+    write_jsonl(staged["raw"] / "raw.jsonl", (b.to_json() for b in raw))
+    write_jsonl(staged["judged"] / "judged.jsonl", ({**verdicts[b.branch_id].to_json(), "task": b.task, "risk_type": b.risk_type,
+                                                      "trigger": b.trigger} for b in raw if b.accepted))
+    write_jsonl(staged["final"] / "pairs.jsonl", (preference_row(b) for b in final))
+    write_jsonl(staged["final"] / "pairs_fb.jsonl", (preference_row(b, with_feedback=True) for b in final))
+    write_jsonl(staged["final"] / "sft.jsonl", (sft_row(b) for b in final))
+    for name, path in staged.items():
+        write_manifest(path, cfg, inputs=[splits / s for s in cfg.splits], extra={"stage_output": name})
+        replace_dir(path, out / name)
+    write_json(out / "funnel.json", stats)
+    per_risk = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("data/pairs_final/risk/")}
+    plot_funnel({"extracted": stats["data/pairs_extracted"], "judge-kept": stats["data/pairs_judged"],
+                 "final": stats["data/pairs_final"]}, per_risk, out / "funnel.png",
+                f"SafeBranch funnel ({episodes} episodes, rule critics + judge)")
+    print(f"funnel: {stats['data/pairs_extracted']} -> {stats['data/pairs_judged']} -> {stats['data/pairs_final']} pairs; "
+          f"judge keep rate {stats['data/judge_keep_rate']:.3f}, repair acceptance {stats['data/repair_acceptance']:.3f}, "
+          f"efficiency ratio {stats['efficiency/ratio']:.1f}x")
+    return stats
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--params", default="params.yaml")
+    args = parser.parse_args(argv)
+    cfg = load_params("branches", BranchesConfig, args.params)
+    if not cfg.actor:  # default: the same actor the rollouts stage used
+        cfg = dataclasses.replace(cfg, actor=load_params("rollouts", RolloutsConfig, args.params).actor)
+    branches(cfg)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""SafeBranch branch-pair construction: online collection with critics, relabel, judge, prune, funnel."""

@@ -1,0 +1,78 @@
+"""From raw branches to training data: hindsight relabel, pruning, TRL files, the funnel.
+
+* Relabel (Box 7): the pair's prompt is h_k, the cue-free prompt the actor saw when it proposed
+  y-; the chosen side's cue ([h_k; f_k]) is dropped, so both sides share the prompt byte for byte.
+  The ``+FB`` ablation (F.2) keeps the cue on both sides instead.
+* Prune: one canonical pair per (task, anchor step, normalised y+) across temperatures, keeping
+  the lowest temperature's.
+* TRL conversational preference format: ``prompt`` / ``chosen`` / ``rejected`` message lists plus
+  metadata; the SFT file holds ``messages`` of the chosen side.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from ..actors.prompts import ANCHOR, strip_cue
+from ..evaluation.household_metrics import risk_slug
+from ..records import RawBranch
+from .judge import JudgeVerdict
+
+
+def preference_row(b: RawBranch, with_feedback: bool = False) -> dict[str, object]:
+    prompt = b.prompt_with_cue if with_feedback else strip_cue(b.prompt_with_cue)
+    assert with_feedback or prompt == b.prompt, "relabelled prompt must equal h_k byte for byte"
+    return {
+        "prompt": [{"role": "user", "content": prompt}],
+        "chosen": [{"role": "assistant", "content": b.chosen_action}],
+        "rejected": [{"role": "assistant", "content": b.rejected_action}],
+        "pair_id": b.branch_id, "task": b.task, "risk_type": b.risk_type, "trigger": b.trigger,
+        "hazard_class": b.hazard_class, "temperature": b.temperature, "anchor_step": b.anchor_step,
+        "condition_index": b.condition_index, "track": "B", "variant": "+FB" if with_feedback else "relabelled",
+    }
+
+
+def sft_row(b: RawBranch) -> dict[str, object]:
+    return {"messages": [{"role": "user", "content": b.prompt}, {"role": "assistant", "content": b.chosen_action}],
+            "pair_id": b.branch_id, "task": b.task}
+
+
+def prune(branches: Sequence[RawBranch]) -> list[RawBranch]:
+    """One pair per (task, anchor step, normalised y+), lowest temperature first."""
+    seen: set[tuple[str, int, str]] = set()
+    out = []
+    for b in sorted(branches, key=lambda x: (x.temperature, x.task, x.anchor_step, x.branch_id)):
+        key = (b.task, b.anchor_step, b.chosen_action or "")
+        if key not in seen:
+            seen.add(key)
+            out.append(b)
+    return out
+
+
+def funnel(raw: Sequence[RawBranch], verdicts: dict[str, JudgeVerdict], final: Sequence[RawBranch]) -> dict[str, object]:
+    """Counts per stage (extracted = accepted repairs, judge-kept, final), per risk type and trigger."""
+    extracted = [b for b in raw if b.accepted]
+    kept = [b for b in extracted if verdicts[b.branch_id].accept]
+    stages = {"extracted": extracted, "judged": kept, "final": list(final)}
+    out: dict[str, object] = {
+        "data/repairs_attempted": len(raw),
+        "data/repairs_failed": sum(not b.accepted for b in raw),
+        "data/repair_acceptance": len(kept) / len(raw) if raw else 0.0,
+        "data/judge_keep_rate": len(kept) / len(extracted) if extracted else 0.0,
+    }
+    for name, items in stages.items():
+        out[f"data/pairs_{name}"] = len(items)
+        for risk, n in sorted(Counter(b.risk_type for b in items).items()):
+            out[f"data/pairs_{name}/risk/{risk_slug(risk)}"] = n
+        for trig, n in sorted(Counter(b.trigger for b in items).items()):
+            out[f"data/pairs_{name}/trigger/{trig}"] = n
+    rejects = Counter(verdicts[b.branch_id].reason for b in extracted if not verdicts[b.branch_id].accept)
+    out["data/judge_reject_reasons"] = dict(rejects.most_common())
+    return out
+
+
+def has_no_cue(prompt: str) -> bool:
+    """Invariant: a relabelled prompt carries no critic feedback before the anchor."""
+    head = prompt.split(ANCHOR, 1)[0]
+    return "[Safety constraint]" not in head and "You previously proposed" not in head

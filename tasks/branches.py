@@ -1,0 +1,32 @@
+"""Prefect tasks for branch-pair construction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from embodied_safety.branch.collect import BranchSettings, collect_branches
+from embodied_safety.branch.judge import JudgeVerdict, judge
+from embodied_safety.config import ActorConfig
+from embodied_safety.records import RawBranch
+from tasks.actors import cached_actor, cached_split
+
+
+@task(name="collect-branches", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0, tags=["shard"])
+def collect_task(split_dir: Path, split: str, temperature: float, seed: int, actor_cfg: ActorConfig,
+                 settings: BranchSettings) -> tuple[list[RawBranch], int, dict[str, int]]:
+    """One shard: every task of one split at one temperature, critics in the loop."""
+    tasks = list(cached_split(split_dir).values())
+    eps = collect_branches(tasks, split, cached_actor(actor_cfg), temperature, seed, settings)
+    ends: dict[str, int] = {}
+    for e in eps:
+        ends[e.end or "finished"] = ends.get(e.end or "finished", 0) + 1
+    return [b for e in eps for b in e.branches], len(eps), ends
+
+
+@task(name="judge-branches", cache_policy=NO_CACHE)
+def judge_task(split_dirs: list[Path], branches: list[RawBranch], level: str) -> dict[str, JudgeVerdict]:
+    tasks = {name: c for d in split_dirs for name, c in cached_split(d).items()}
+    return {b.branch_id: judge(tasks[b.task], b, level) for b in branches if b.accepted}
