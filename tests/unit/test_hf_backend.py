@@ -6,7 +6,13 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from embodied_safety.actors.bootstrap import ModelShape, build_model, grammar_tokens, save_actor_dir, train_tokenizer  # noqa: E402
+from embodied_safety.actors.bootstrap import (  # noqa: E402
+    ModelShape,
+    build_model,
+    grammar_tokens,
+    save_actor_dir,
+    train_tokenizer,
+)
 from embodied_safety.actors.hf import PROFILE_FILE, HFActor  # noqa: E402
 
 TEXTS = ["Your input: - objects_list: stove.n.01_1, sink.n.01_1, apple.n.01_1, pear.n.01_1, drawer.n.01_1",
