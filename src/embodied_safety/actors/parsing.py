@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
+from typing import Any
 
 from ..envs.household.actions import ActionParseError, parse_action
-
-_JSON = re.compile(r"\{[^{}]*\}", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -23,19 +21,29 @@ class ParsedOutput:
         return self.action is not None
 
 
+def first_json_object(text: str) -> dict[str, Any] | None:
+    """The first ``{...}`` in ``text`` that decodes as a JSON object (prose around it is ignored)."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start >= 0:
+        try:
+            obj, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(obj, dict):
+            return obj
+        start = text.find("{", start + 1)
+    return None
+
 def parse_output(raw: str) -> ParsedOutput:
     """Prefer a JSON object with an ``action`` field; fall back to the first primitive call in the text."""
     reasoning = ""
     candidates = []
-    for m in _JSON.finditer(raw):
-        try:
-            obj = json.loads(m.group(0))
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict) and isinstance(obj.get("action"), str):
-            candidates.append(obj["action"])
-            reasoning = str(obj.get("reasoning", ""))
-            break
+    obj = first_json_object(raw)
+    if obj is not None and isinstance(obj.get("action"), str):
+        candidates.append(obj["action"])
+        reasoning = str(obj.get("reasoning", ""))
     candidates.append(raw)
     error = None
     for text in candidates:

@@ -25,6 +25,7 @@ from ..actors.base import Actor
 from ..actors.context import build_context
 from ..actors.parsing import parse_output
 from ..actors.prompts import Cue
+from ..critics.llm import LLMCritic, LLMCriticError
 from ..critics.repair import corrective_action
 from ..critics.rule import BEFORE, CriticVerdict, prospective, reflect_task_failure, retrospective
 from ..envs.household.actions import parse_action
@@ -157,24 +158,43 @@ def _record(rep: _Repair, accepted: bool, failure: str | None) -> RawBranch:
         accepted=accepted, attempts=rep.attempts, depth=ep.depth, failure=failure)
 
 
-def _on_done(ep: BranchEpisode, raw: str) -> _Repair | None:
+def _critic_failed(ep: BranchEpisode, verdict: CriticVerdict, prompt: str, raw: str, action: str, error: str) -> None:
+    """The LLM critic's output stayed invalid: a recorded failure; the unsafe action is not committed."""
+    rep = _Repair(ep, verdict, prompt, raw, action, len(ep.actions))
+    ep.branches.append(_record(rep, False, f"critic: {error}"))
+    ep.end = "critic_failed"
+
+
+def _on_done(ep: BranchEpisode, raw: str, critic: LLMCritic | None) -> _Repair | None:
     """DONE proposed: retrospective critic if the goal is met, reflector otherwise."""
     world = ep.episode.world
     if not ep.compiled.goal_met(world):
-        ep.reflections.append(reflect_task_failure(ep.compiled, ep.actions))
+        reflection = reflect_task_failure(ep.compiled, ep.actions)
+        if critic is not None:
+            try:
+                reflection = critic.reflect(ep.compiled, world)
+            except LLMCriticError as exc:
+                reflection = {**reflection, "llm_error": str(exc)}
+        ep.reflections.append(reflection)
         ep.apply(raw)
         return None
     verdict = retrospective(ep.compiled, world, ep.actions, ep.triggered_termination())
     if verdict is None:
         ep.apply(raw)
         return None
+    if critic is not None:
+        try:
+            verdict = critic.retrospective(ep.compiled, world, ep.actions, verdict.condition_index)
+        except LLMCriticError as exc:
+            _critic_failed(ep, verdict, ep.prompt(), raw, "DONE()", str(exc))
+            return None
     key = (verdict.condition_index, verdict.repair_step or 0)
     if ep.depth >= ep.settings.max_recursion or key in ep.seen:
         ep.end = "carousel" if key in ep.seen else "max_recursion"
         return None
     ep.seen.add(key)
     ep.depth += 1
-    if verdict.hazard_class == "missing_terminal_action":
+    if verdict.hazard_class == "missing_terminal_action" or (verdict.repair_step or 0) >= len(ep.actions):
         return _Repair(ep, verdict, ep.prompt(), raw, "DONE()", len(ep.actions))
     k = int(verdict.repair_step or 0)
     rejected = ep.actions[k]
@@ -183,8 +203,11 @@ def _on_done(ep: BranchEpisode, raw: str) -> _Repair | None:
 
 
 def collect_branches(tasks: Sequence[CompiledTask], split: str, actor: Actor, temperature: float, seed: int,
-                     settings: BranchSettings) -> list[BranchEpisode]:
-    """Roll every task out once at ``temperature`` with both critics; return episodes with their branches."""
+                     settings: BranchSettings, critic: LLMCritic | None = None) -> list[BranchEpisode]:
+    """Roll every task out once at ``temperature`` with both critics; return episodes with their branches.
+
+    ``critic=None`` is the rule backend; an :class:`LLMCritic` writes the verdicts instead.
+    """
     eps = [BranchEpisode(c, split, temperature, settings) for c in tasks]
     round_ = 0
     while active := [e for e in eps if not e.finished]:
@@ -198,9 +221,15 @@ def collect_branches(tasks: Sequence[CompiledTask], split: str, actor: Actor, te
                 continue
             action = parse_action(parsed.action)
             if action.name == "DONE":
-                rep = _on_done(ep, parsed.action)
+                rep = _on_done(ep, parsed.action, critic)
             else:
                 verdict = prospective(ep.compiled, ep.episode.world, action, ep.fired)
+                if verdict is not None and critic is not None:
+                    try:
+                        verdict = critic.prospective(ep.compiled, ep.episode.world, parsed.action, verdict.condition_index)
+                    except LLMCriticError as exc:
+                        _critic_failed(ep, verdict, prompt, raw, parsed.action, str(exc))
+                        continue
                 rep = _Repair(ep, verdict, prompt, raw, parsed.action, len(ep.actions)) if verdict else None
                 if rep is None:
                     ep.apply(parsed.action)

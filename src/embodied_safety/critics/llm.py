@@ -1,0 +1,148 @@
+"""LLM backend of the critics, reflector and judge: the paper's prompts (Boxes 12, 14/15, 16) over any
+text generator (an OpenAI-compatible endpoint through ``OpenAIActor``, or a local ``HFActor``).
+
+When a critic fires is decided by the ground-truth BDDL conditions in both backends (the paper's
+BeforeBDDL critic is triggered by the predicate); the LLM writes the verdict. Output is parsed as
+the first JSON object in the text and validated against the box's schema; invalid output is
+re-asked up to ``retries`` times, then recorded as a failure (``LLMCriticError``), never guessed.
+Responses are cached on disk by a content hash of (model, prompt), so re-runs make no new calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..actors.base import Actor
+from ..actors.context import build_context, format_history
+from ..actors.parsing import first_json_object
+from ..envs.household.env import CompiledTask
+from ..envs.household.observation import observe
+from ..envs.household.world import HouseholdWorld
+from ..io import read_json, write_json
+from .rule import BEFORE, TERM, CriticVerdict
+
+MODES = ("INSERT", "REPLACE", "REPLAN")
+HAZARDS = ("missing_terminal_action", "placement_or_target_violation", "wrong_action_choice")
+
+
+class LLMCriticError(RuntimeError):
+    """The model's output stayed invalid after all retries."""
+
+
+@cache
+def prompt_template(name: str) -> str:
+    return resources.files(__package__).joinpath("prompts", f"{name}.txt").read_text()
+
+
+def _require(obj: dict[str, Any], key: str, typ: type | tuple[type, ...], choices: tuple[str, ...] = ()) -> Any:
+    if key not in obj or not isinstance(obj[key], typ) or isinstance(obj[key], bool) and typ is int:
+        raise ValueError(f"field {key!r} missing or not {typ}")
+    if choices and obj[key] not in choices:
+        raise ValueError(f"field {key!r} = {obj[key]!r} not in {choices}")
+    return obj[key]
+
+
+def validate_before(obj: dict[str, Any]) -> dict[str, Any]:
+    _require(obj, "mode", str, MODES)
+    for k in ("issue", "feedback", "object_analysis"):
+        _require(obj, k, str)
+    return obj
+
+
+def validate_term(obj: dict[str, Any], length: int) -> dict[str, Any]:
+    analysis = _require(obj, "analysis", dict)
+    _require(analysis, "kind", str, HAZARDS)
+    step = _require(obj, "repair_step", int)
+    if not 0 <= step <= length:
+        raise ValueError(f"repair_step {step} outside 0..{length}")
+    for k in ("issue", "rule"):
+        _require(obj, k, str)
+    return obj
+
+
+def validate_judge(obj: dict[str, Any]) -> dict[str, Any]:
+    for k in ("justified", "executable", "resolves", "accept"):
+        _require(obj, k, bool)
+    return obj
+
+
+@dataclass
+class LLMCritic:
+    """Prompts + schema validation + retries + an on-disk cache around any text generator."""
+
+    generator: Actor
+    model_id: str
+    cache_dir: Path | None = None
+    retries: int = 2
+    calls: int = 0
+    failures: int = 0
+
+    def ask(self, prompt: str, validate: Any) -> dict[str, Any]:
+        key = hashlib.sha256(f"{self.model_id}\n{prompt}".encode()).hexdigest()
+        path = self.cache_dir / f"{key}.json" if self.cache_dir else None
+        if path is not None and path.is_file():
+            return read_json(path)
+        error = "no output"
+        for attempt in range(self.retries + 1):
+            self.calls += 1
+            raw = self.generator.generate([prompt], temperature=0.0, seed=attempt)[0]
+            obj = first_json_object(raw)
+            try:
+                if obj is None:
+                    raise ValueError(f"no JSON object in {raw[:120]!r}")
+                result = validate(obj)
+            except ValueError as exc:
+                error = str(exc)
+                continue
+            if path is not None:
+                write_json(path, result)
+            return result
+        self.failures += 1
+        raise LLMCriticError(f"invalid critic output after {self.retries + 1} attempts: {error}")
+
+    def prospective(self, compiled: CompiledTask, world: HouseholdWorld, action: str, index: int) -> CriticVerdict:
+        cond = compiled.task.conditions[index]
+        ctx = build_context(compiled, world)
+        prompt = prompt_template("before_bddl_v4").format(
+            objective=ctx.task_instruction, objects_list=", ".join(ctx.objects), object_abilities=ctx.object_abilities,
+            observation=ctx.observation, history=ctx.history, action=action, hazard_category=cond.risk_type,
+            safety_bddl=cond.safety_bddl, safety_principle=cond.safety_principle)
+        out = self.ask(prompt, validate_before)
+        return CriticVerdict(BEFORE, index, out["mode"], out["issue"], out["feedback"], out["object_analysis"], None)
+
+    def retrospective(self, compiled: CompiledTask, world: HouseholdWorld, actions: list[str], index: int) -> CriticVerdict:
+        cond = compiled.task.conditions[index]
+        prompt = prompt_template("term_safety_v5").format(
+            objective=compiled.task.instruction, objects_list=", ".join(compiled.task.object_list), length=len(actions),
+            trajectory=format_history(world.history), observation=observe(world, compiled.task.object_list),
+            hazard_category=cond.risk_type, safety_bddl=cond.safety_bddl, safety_principle=cond.safety_principle)
+        out = self.ask(prompt, lambda o: validate_term(o, len(actions)))
+        kind = out["analysis"]["kind"]
+        feedback = f"{out['rule']} {out.get('specific_constraint', '')}".strip()
+        return CriticVerdict(TERM, index, "INSERT" if kind == HAZARDS[0] else "REPLACE", out["issue"], feedback,
+                             str(out["analysis"].get("explanation", "")), None, kind, int(out["repair_step"]))
+
+    def reflect(self, compiled: CompiledTask, world: HouseholdWorld) -> dict[str, Any]:
+        prompt = prompt_template("task_fail_v1").format(
+            objective=compiled.task.instruction, trajectory=format_history(world.history),
+            observation=observe(world, compiled.task.object_list))
+
+        def validate(o: dict[str, Any]) -> dict[str, Any]:
+            _require(o, "culprit_step_index", int)
+            _require(o, "rule", str)
+            return o
+
+        return self.ask(prompt, validate)
+
+    def judge(self, compiled: CompiledTask, world: HouseholdWorld, index: int, rejected: str, chosen: str) -> dict[str, Any]:
+        cond = compiled.task.conditions[index]
+        prompt = prompt_template("judge_v1").format(
+            objective=compiled.task.instruction, observation=observe(world, compiled.task.object_list),
+            history=format_history(world.history), safety_bddl=cond.safety_bddl, risk_type=cond.risk_type,
+            rejected=rejected, chosen=chosen)
+        return self.ask(prompt, validate_judge)
