@@ -88,3 +88,23 @@ def test_rollouts_on_a_local_dask_cluster(tiny_actor, tiny_suite, tmp_path):
     metrics = rollouts.with_options(task_runner=_task_runner(cfg))(cfg, tiny_suite, tmp_path / "r", tmp_path / "m.json")
     assert metrics["rollouts/shards_failed"] == 0
     assert len(list((tmp_path / "r" / "shards").glob("*.json"))) == metrics["rollouts/shards_total"] > 16
+
+
+def test_branches_stage_writes_every_intermediate(tiny_actor, tiny_suite, tmp_path):
+    """The branches flow end to end on the tiny suite: raw, judged, final, funnel, efficiency."""
+    from embodied_safety.config import BranchesConfig
+    from flows.branches import branches
+
+    root, _, _ = tiny_actor
+    (tmp_path / "rollouts" / "shards").mkdir(parents=True)
+    cfg = BranchesConfig(temperatures=(0.0, 1.0), max_steps=6, max_repair_attempts=2,
+                         actor={"model": str(root / "bootstrap_actor" / "model"), "max_new_tokens": 8})
+    stats = branches(cfg, tiny_suite, tmp_path / "rollouts", tmp_path / "branches")
+    out = tmp_path / "branches"
+    for f in ("raw/raw.jsonl", "judged/judged.jsonl", "final/pairs.jsonl", "final/pairs_fb.jsonl", "final/sft.jsonl",
+              "funnel.json", "funnel.png", "raw/manifest.json"):
+        assert (out / f).exists(), f
+    raw_lines = (out / "raw" / "raw.jsonl").read_text().splitlines()
+    assert stats["data/repairs_attempted"] == len(raw_lines)
+    assert stats["data/pairs_final"] == len((out / "final" / "pairs.jsonl").read_text().splitlines())
+    assert "efficiency/ratio" in stats

@@ -74,6 +74,25 @@ def test_rollout_through_the_endpoint(served: tuple[str, str]) -> None:
     assert all(r.records[0].prompt.startswith("Your input:") for r in runs)
 
 
+def test_llm_critic_end_to_end_through_the_endpoint(served: tuple[str, str], tmp_path: Path) -> None:
+    """The LLM critic backend over the real server: the paper's prompt goes out, the tiny random model's
+    answer fails schema validation, is re-asked, then recorded as a failed repair; the unsafe action
+    is never committed."""
+    from embodied_safety.branch.collect import BranchSettings, collect_branches
+    from embodied_safety.critics.llm import LLMCritic
+    from embodied_safety.envs.household.env import compile_task
+    from tests.helpers import GoldenUnsafeActor, fan_task
+
+    base_url, model = served
+    c = compile_task(fan_task())
+    with OpenAIActor(base_url, model, prompt_style="full", max_tokens=16, timeout_s=30, max_retries=1) as gen:
+        critic = LLMCritic(gen, model, cache_dir=tmp_path, retries=1)
+        [ep] = collect_branches([c], "train", GoldenUnsafeActor([c]), 0.0, 0, BranchSettings(), critic=critic)
+    assert critic.calls == 2 and critic.failures == 1
+    assert ep.end == "critic_failed" and ep.branches[0].failure.startswith("critic: invalid critic output")
+    assert "WIPE(electric_fan.n.01_1, paper_towel.n.01_1)" not in [r.action for r in ep.episode.world.history]
+
+
 def test_unknown_model_is_not_retried(served: tuple[str, str]) -> None:
     base_url, model = served
     actor = OpenAIActor(base_url, model + "-missing", max_tokens=4, timeout_s=30, max_retries=3, backoff_s=0.01)
