@@ -40,10 +40,13 @@ def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, roll
              out: Path = OUT) -> dict[str, object]:
     settings = BranchSettings(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(BranchSettings)})
     actor_cfg = ActorConfig(**cfg.actor)
+    critic_cfg = ActorConfig(**{"backend": "openai", "prompt_style": "full", "max_new_tokens": 512, **cfg.critic}) \
+        if cfg.critic_backend == "llm" else None
     raw, episodes = [], 0
     for split in cfg.splits:
         for t in cfg.temperatures:
-            got, n, ends = collect_task(splits / split, split, t, cfg.seed, actor_cfg, settings)
+            got, n, ends = collect_task(splits / split, split, t, cfg.seed, actor_cfg, settings, critic_cfg,
+                                        out / "critic_cache")
             raw += got
             episodes += n
             print(f"{split} T={t}: {n} episodes, {sum(b.accepted for b in got)}/{len(got)} repairs accepted, ends {ends}")

@@ -10,16 +10,19 @@ from prefect.cache_policies import NO_CACHE
 from embodied_safety.branch.collect import BranchSettings, collect_branches
 from embodied_safety.branch.judge import JudgeVerdict, judge
 from embodied_safety.config import ActorConfig
+from embodied_safety.critics.llm import LLMCritic
 from embodied_safety.records import RawBranch
 from tasks.actors import cached_actor, cached_split
 
 
 @task(name="collect-branches", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0, tags=["shard"])
 def collect_task(split_dir: Path, split: str, temperature: float, seed: int, actor_cfg: ActorConfig,
-                 settings: BranchSettings) -> tuple[list[RawBranch], int, dict[str, int]]:
-    """One shard: every task of one split at one temperature, critics in the loop."""
+                 settings: BranchSettings, critic_cfg: ActorConfig | None = None,
+                 cache_dir: Path | None = None) -> tuple[list[RawBranch], int, dict[str, int]]:
+    """One shard: every task of one split at one temperature, critics in the loop (rule, or an LLM)."""
     tasks = list(cached_split(split_dir).values())
-    eps = collect_branches(tasks, split, cached_actor(actor_cfg), temperature, seed, settings)
+    critic = LLMCritic(cached_actor(critic_cfg), f"{critic_cfg.base_url}|{critic_cfg.model}", cache_dir) if critic_cfg else None
+    eps = collect_branches(tasks, split, cached_actor(actor_cfg), temperature, seed, settings, critic)
     ends: dict[str, int] = {}
     for e in eps:
         ends[e.end or "finished"] = ends.get(e.end or "finished", 0) + 1

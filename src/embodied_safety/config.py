@@ -113,39 +113,37 @@ class BootstrapActorConfig:
 
 
 @dataclass(frozen=True)
-class RolloutsConfig:
-    """``rollouts``: the actor's own rollouts, shard = (task, temperature) (SafeBranch §4.2, Table 7)."""
+class PlannerConfig:
+    """The DFS planner settings shared by ``rollouts`` and ``branches`` (SafeBranch Table 7)."""
 
     splits: tuple[str, ...] = ("train",)
     temperatures: tuple[float, ...] = (0.0, 0.3, 0.7, 1.0)
     seed: int = 0
-    max_steps: int = 30
-    max_fails_per_step: int = 3
-    stall_window: int = 5
-    reject_repeats: bool = True
+    max_steps: int = 30  # decision steps per episode
+    max_fails_per_step: int = 3  # failed attempts before a decision step counts as spent
+    stall_window: int = 5  # executed actions without a state change that end the episode
+    reject_repeats: bool = True  # anti-stall: refuse an exact repeat of the previous successful action
     observation: Literal["full", "partial"] = "full"
+    actor: dict[str, Any] = dataclasses.field(default_factory=dict)  # ActorConfig fields
+
+
+@dataclass(frozen=True)
+class RolloutsConfig(PlannerConfig):
+    """``rollouts``: the actor's own rollouts, shard = (task, temperature) (SafeBranch §4.2)."""
+
     chunk_size: int = 64  # shards per batched actor call group (one Prefect task)
     fault_rate: float = 0.0  # probability per step that the simulator crashes (fault injection)
     task_runner: Literal["local", "dask"] = "local"
     dask_address: str | None = None  # an existing Dask scheduler ("tcp://host:8786"); None starts a local cluster
     dask_workers: int = 2
-    actor: dict[str, Any] = dataclasses.field(default_factory=dict)  # ActorConfig fields
 
 
 @dataclass(frozen=True)
-class BranchesConfig:
+class BranchesConfig(PlannerConfig):
     """``branches``: online branch collection with critics, judge, prune (SafeBranch §4.2, App. D)."""
 
-    splits: tuple[str, ...] = ("train",)
-    temperatures: tuple[float, ...] = (0.0, 0.3, 0.7, 1.0)
-    seed: int = 0
-    max_steps: int = 30
-    max_fails_per_step: int = 3
-    stall_window: int = 5
-    reject_repeats: bool = True
-    max_repair_attempts: int = 6
-    max_recursion: int = 6
-    observation: Literal["full", "partial"] = "full"
-    critic_backend: Literal["rule"] = "rule"
+    max_repair_attempts: int = 6  # Table 7: max BeforeBDDL retries
+    max_recursion: int = 6  # Table 7: max Phase-3 (deep backtrack) recursion
+    critic_backend: Literal["rule", "llm"] = "rule"
+    critic: dict[str, Any] = dataclasses.field(default_factory=dict)  # llm: ActorConfig fields of the critic model
     judge_backend: Literal["rule"] = "rule"
-    actor: dict[str, Any] = dataclasses.field(default_factory=dict)  # ActorConfig fields

@@ -5,6 +5,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+
+def save_figure(fig: Any, path: str | os.PathLike[str], dpi: int = 100) -> Path:
+    """Write a PNG atomically (temp file + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=dpi)
+    os.replace(tmp, path)
+    return path
 
 
 def plot_per_risk(counts: Mapping[str, tuple[int, int]], path: str | os.PathLike[str], title: str) -> Path:
@@ -26,12 +37,7 @@ def plot_per_risk(counts: Mapping[str, tuple[int, int]], path: str | os.PathLike
     ax.legend(loc="lower right", fontsize=8)
     ax.invert_yaxis()
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=110)
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 def plot_curves(rows: list[dict[str, float]], keys: list[str], path: str | os.PathLike[str], title: str,
@@ -51,12 +57,7 @@ def plot_curves(rows: list[dict[str, float]], keys: list[str], path: str | os.Pa
         ax.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=100)
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_funnel(stages: dict[str, int], per_risk: dict[str, int], path: str | os.PathLike[str], title: str) -> Path:
@@ -78,9 +79,4 @@ def plot_funnel(stages: dict[str, int], per_risk: dict[str, int], path: str | os
     ax2.invert_yaxis()
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=100)
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, path)
