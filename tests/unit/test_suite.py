@@ -86,6 +86,11 @@ def test_golden_is_perfect_and_golden_unsafe_succeeds_unsafely(compiled, split):
     assert unsafe["eval/sr"] >= 0.9 and unsafe["eval/ssr"] <= 0.1
 
 
+def test_task_names_are_unique_across_splits(suite):
+    names = [t.name for t in all_tasks(suite)]
+    assert len(names) == len(set(names))
+
+
 def test_generation_is_deterministic(suite):
     again = generate_suite()
     assert [t.to_json() for t in all_tasks(again)] == [t.to_json() for t in all_tasks(suite)]

@@ -147,12 +147,16 @@ def generate_suite(cfg: HouseholdSuiteConfig | None = None,
             for r, cat in (("neutral", rng.choice(NEUTRAL)), (role, DISTRACTORS[role])):
                 out["ood_objectshift"].append(_valid_injection(t, combo, contrast, r, cat, cfg.seed))
         for target in t.ood_targets:
-            for combo in splits["test"][: cfg.taskshift_per_target]:
-                shifted = {**combo, t.target_slot: target}
-                out["ood_taskshift"].append(instantiate(t, shifted, False, "ood_taskshift", suffix="taskshift"))
+            # test combinations that differ only in the target slot coincide once it is substituted
+            shifted = list({tuple(sorted({**c, t.target_slot: target}.items())): None for c in splits["test"]})
+            for items in shifted[: cfg.taskshift_per_target]:
+                out["ood_taskshift"].append(instantiate(t, dict(items), False, "ood_taskshift", suffix="taskshift"))
     leaked = {t.target_slot: tgt for t in templates for tgt in t.ood_targets if tgt in train_targets}
     if leaked:
         raise ValueError(f"OOD-TaskShift targets also used as train targets: {leaked}")
+    names = [task.name for tasks in out.values() for task in tasks]
+    if len(names) != len(set(names)):
+        raise ValueError(f"duplicate task names: {sorted({n for n in names if names.count(n) > 1})[:5]}")
     problems = [p for tasks in out.values() for task in tasks for p in check_task(task)]
     if problems:
         raise ValueError("suite invariants violated:\n" + "\n".join(problems))
