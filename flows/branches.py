@@ -28,7 +28,7 @@ from embodied_safety.evaluation.plots import plot_funnel
 from embodied_safety.io import read_json, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
 from embodied_safety.records import Trajectory
-from tasks.branches import collect_task, judge_task
+from tasks.branches import collect_task, invariants_task, judge_task
 
 SPLITS = Path("data/household/splits")
 ROLLOUTS = Path("data/rollouts")
@@ -50,10 +50,17 @@ def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, roll
             raw += got
             episodes += n
             print(f"{split} T={t}: {n} episodes, {sum(b.accepted for b in got)}/{len(got)} repairs accepted, ends {ends}")
-    verdicts = judge_task([splits / s for s in cfg.splits], raw, cfg.observation)
+    judge_cfg = ActorConfig(**{"backend": "openai", "prompt_style": "full", "max_new_tokens": 256, **cfg.judge}) \
+        if cfg.judge_backend == "llm" else None
+    split_dirs = [splits / s for s in cfg.splits]
+    verdicts = judge_task(split_dirs, raw, cfg.observation, judge_cfg, out / "critic_cache")
     kept = [b for b in raw if b.accepted and verdicts[b.branch_id].accept]
     final = prune(kept)
     stats = funnel(raw, verdicts, final)
+    violations = invariants_task(split_dirs, final)
+    stats["checks/invariant_violations"] = len(violations)
+    for pid, problems in list(violations.items())[:10]:
+        print(f"pair {pid} violates: {problems}")
     trajectories = [Trajectory.from_json(read_json(p)) for p in sorted((rollouts / "shards").glob("*.json"))]
     stats.update(efficiency(len(final), trajectories, episodes))
 

@@ -8,7 +8,8 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.branch.collect import BranchSettings, collect_branches
-from embodied_safety.branch.judge import JudgeVerdict, judge
+from embodied_safety.branch.dataset import pair_invariants
+from embodied_safety.branch.judge import JudgeVerdict, judge, judge_llm
 from embodied_safety.config import ActorConfig
 from embodied_safety.critics.llm import LLMCritic
 from embodied_safety.records import RawBranch
@@ -30,6 +31,17 @@ def collect_task(split_dir: Path, split: str, temperature: float, seed: int, act
 
 
 @task(name="judge-branches", cache_policy=NO_CACHE)
-def judge_task(split_dirs: list[Path], branches: list[RawBranch], level: str) -> dict[str, JudgeVerdict]:
+def judge_task(split_dirs: list[Path], branches: list[RawBranch], level: str, judge_cfg: ActorConfig | None = None,
+               cache_dir: Path | None = None) -> dict[str, JudgeVerdict]:
+    """Rule judge, or the LLM judge when ``judge_cfg`` names an endpoint."""
     tasks = {name: c for d in split_dirs for name, c in cached_split(d).items()}
+    if judge_cfg is not None:
+        critic = LLMCritic(cached_actor(judge_cfg), f"{judge_cfg.base_url}|{judge_cfg.model}", cache_dir)
+        return {b.branch_id: judge_llm(critic, tasks[b.task], b) for b in branches if b.accepted}
     return {b.branch_id: judge(tasks[b.task], b, level) for b in branches if b.accepted}
+
+
+@task(name="check-invariants", cache_policy=NO_CACHE)
+def invariants_task(split_dirs: list[Path], final: list[RawBranch]) -> dict[str, list[str]]:
+    tasks = {name: c for d in split_dirs for name, c in cached_split(d).items()}
+    return {b.branch_id: p for b in final if (p := pair_invariants(tasks[b.task], b))}

@@ -146,4 +146,5 @@ class BranchesConfig(PlannerConfig):
     max_recursion: int = 6  # Table 7: max Phase-3 (deep backtrack) recursion
     critic_backend: Literal["rule", "llm"] = "rule"
     critic: dict[str, Any] = dataclasses.field(default_factory=dict)  # llm: ActorConfig fields of the critic model
-    judge_backend: Literal["rule"] = "rule"
+    judge_backend: Literal["rule", "llm"] = "rule"
+    judge: dict[str, Any] = dataclasses.field(default_factory=dict)  # llm: ActorConfig fields of the judge model

@@ -9,7 +9,7 @@ import pytest
 
 from embodied_safety.actors.prompts import strip_cue
 from embodied_safety.branch.collect import BranchSettings, collect_branches
-from embodied_safety.branch.dataset import funnel, has_no_cue, preference_row, prune
+from embodied_safety.branch.dataset import funnel, has_no_cue, pair_invariants, preference_row, prune
 from embodied_safety.branch.judge import _holds_after, judge, restore
 from embodied_safety.config import HouseholdSuiteConfig
 from embodied_safety.envs.household.env import compile_task
@@ -46,6 +46,7 @@ def test_invariants_on_every_final_pair(collected):
     by_name, _, raw, verdicts = collected
     final = prune([b for b in raw if b.accepted and verdicts[b.branch_id].accept])
     assert len(final) >= 0.8 * len(raw)
+    assert all(pair_invariants(by_name[b.task], b) == [] for b in final)
     for b in final:
         row = preference_row(b)
         prompt = row["prompt"][0]["content"]

@@ -15,9 +15,10 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ..actors.prompts import ANCHOR, strip_cue
+from ..envs.household.env import CompiledTask
 from ..evaluation.household_metrics import risk_slug
 from ..records import RawBranch
-from .judge import JudgeVerdict
+from .judge import JudgeVerdict, restore
 
 
 def preference_row(b: RawBranch, with_feedback: bool = False) -> dict[str, object]:
@@ -70,6 +71,29 @@ def funnel(raw: Sequence[RawBranch], verdicts: dict[str, JudgeVerdict], final: S
     rejects = Counter(verdicts[b.branch_id].reason for b in extracted if not verdicts[b.branch_id].accept)
     out["data/judge_reject_reasons"] = dict(rejects.most_common())
     return out
+
+
+def pair_invariants(compiled: CompiledTask, b: RawBranch) -> list[str]:
+    """The issue's invariants for one final pair; returns the violated ones (empty = all hold)."""
+    problems = []
+    row = preference_row(b)
+    prompt = row["prompt"][0]["content"]  # type: ignore[index]
+    if prompt != b.prompt or strip_cue(b.prompt_with_cue) != prompt:
+        problems.append("prompt bytes differ between the two sides")
+    if not has_no_cue(prompt) or b.feedback in prompt:
+        problems.append("feedback text in the prompt")
+    world = restore(compiled, b)
+    snap = world.snapshot()
+    ok = world.step(b.chosen_action or "").ok
+    resolved = ok and compiled.condition_holds(b.condition_index, world)
+    world.restore(snap)
+    if not ok:
+        problems.append("chosen action not executable from the restored state")
+    if not resolved:
+        problems.append("chosen action does not resolve the recorded condition")
+    if compiled.condition_holds(b.condition_index, world):
+        problems.append("rejected action does not violate the condition (it already holds at h_k)")
+    return problems
 
 
 def has_no_cue(prompt: str) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..critics.llm import LLMCritic, LLMCriticError
 from ..envs.household.env import CompiledTask
 from ..envs.household.observation import observe
 from ..envs.household.world import HouseholdWorld
@@ -73,3 +74,14 @@ def judge(compiled: CompiledTask, branch: RawBranch, level: str = "full") -> Jud
     failed = [k for k, v in checks.items() if not v]
     return JudgeVerdict(branch.branch_id, not failed, justified, executable, progress, resolves, rejected_violates,
                         "ok" if not failed else "fails: " + ", ".join(failed))
+
+
+def judge_llm(critic: LLMCritic, compiled: CompiledTask, branch: RawBranch) -> JudgeVerdict:
+    """The LLM judge: the rubric over the API; an output that stays invalid rejects the pair."""
+    world = restore(compiled, branch)
+    try:
+        out = critic.judge(compiled, world, branch.condition_index, branch.rejected_action, branch.chosen_action or "")
+    except LLMCriticError as exc:
+        return JudgeVerdict(branch.branch_id, False, False, False, False, False, False, f"judge failed: {exc}")
+    return JudgeVerdict(branch.branch_id, bool(out["accept"]), out["justified"], out["executable"], out["executable"],
+                        out["resolves"], True, str(out.get("reason", "")))
