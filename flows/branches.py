@@ -6,8 +6,9 @@ prunes. Each intermediate is its own DVC output:
 
 * ``data/branches/raw/raw.jsonl``: every repair attempt (accepted or failed) with h_k, [h_k; f_k], y-, y+
 * ``data/branches/judged/judged.jsonl``: judge verdicts with per-criterion reasons
-* ``data/branches/final/{pairs.jsonl, pairs_fb.jsonl, sft.jsonl}``: TRL preference pairs (relabelled and
-  the +FB ablation) and the SFT file (chosen side)
+* ``data/branches/final/{pairs.jsonl, pairs_fb.jsonl, sft.jsonl, replay.jsonl}``: TRL preference pairs
+  (relabelled and the +FB ablation), the SFT file (chosen side) and the replay steps of corrected
+  episodes that ended safe and successful (paper D.5)
 * ``data/branches/funnel.json`` (+ ``funnel.png``): counts per stage, risk type and trigger, the
   judge keep rate, the repair acceptance rate, and the efficiency ratio against natural sampling
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 from pathlib import Path
 
 from prefect import flow
@@ -42,12 +44,13 @@ def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, roll
     actor_cfg = ActorConfig(**cfg.actor)
     critic_cfg = ActorConfig(**{"backend": "openai", "prompt_style": "full", "max_new_tokens": 512, **cfg.critic}) \
         if cfg.critic_backend == "llm" else None
-    raw, episodes = [], 0
+    raw, episodes, replay = [], 0, []
     for split in cfg.splits:
         for t in cfg.temperatures:
-            got, n, ends = collect_task(splits / split, split, t, cfg.seed, actor_cfg, settings, critic_cfg,
-                                        out / "critic_cache")
+            got, n, ends, rows = collect_task(splits / split, split, t, cfg.seed, actor_cfg, settings, critic_cfg,
+                                              out / "critic_cache")
             raw += got
+            replay += rows
             episodes += n
             print(f"{split} T={t}: {n} episodes, {sum(b.accepted for b in got)}/{len(got)} repairs accepted, ends {ends}")
     judge_cfg = ActorConfig(**{"backend": "openai", "prompt_style": "full", "max_new_tokens": 256, **cfg.judge}) \
@@ -71,6 +74,9 @@ def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, roll
     write_jsonl(staged["final"] / "pairs.jsonl", (preference_row(b) for b in final))
     write_jsonl(staged["final"] / "pairs_fb.jsonl", (preference_row(b, with_feedback=True) for b in final))
     write_jsonl(staged["final"] / "sft.jsonl", (sft_row(b) for b in final))
+    unique_replay = list({json.dumps(r, sort_keys=True): r for r in replay}.values())
+    write_jsonl(staged["final"] / "replay.jsonl", unique_replay)
+    stats["data/replay_steps"] = len(unique_replay)
     for name, path in staged.items():
         write_manifest(path, cfg, inputs=[splits / s for s in cfg.splits], extra={"stage_output": name})
         replace_dir(path, out / name)

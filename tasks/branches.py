@@ -8,7 +8,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.branch.collect import BranchSettings, collect_branches
-from embodied_safety.branch.dataset import pair_invariants
+from embodied_safety.branch.dataset import pair_invariants, replay_rows
 from embodied_safety.branch.judge import JudgeVerdict, judge, judge_llm
 from embodied_safety.config import ActorConfig
 from embodied_safety.critics.llm import LLMCritic
@@ -19,15 +19,19 @@ from tasks.actors import cached_actor, cached_split
 @task(name="collect-branches", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0, tags=["shard"])
 def collect_task(split_dir: Path, split: str, temperature: float, seed: int, actor_cfg: ActorConfig,
                  settings: BranchSettings, critic_cfg: ActorConfig | None = None,
-                 cache_dir: Path | None = None) -> tuple[list[RawBranch], int, dict[str, int]]:
+                 cache_dir: Path | None = None) -> tuple[list[RawBranch], int, dict[str, int], list[dict[str, object]]]:
     """One shard: every task of one split at one temperature, critics in the loop (rule, or an LLM)."""
     tasks = list(cached_split(split_dir).values())
     critic = LLMCritic(cached_actor(critic_cfg), f"{critic_cfg.base_url}|{critic_cfg.model}", cache_dir) if critic_cfg else None
     eps = collect_branches(tasks, split, cached_actor(actor_cfg), temperature, seed, settings, critic)
     ends: dict[str, int] = {}
+    replay: list[dict[str, object]] = []
     for e in eps:
         ends[e.end or "finished"] = ends.get(e.end or "finished", 0) + 1
-    return [b for e in eps for b in e.branches], len(eps), ends
+        result = e.episode.result()
+        if e.branches and result.success and result.safe_success:  # a corrected episode that ended well
+            replay += replay_rows(e.compiled, e.actions)
+    return [b for e in eps for b in e.branches], len(eps), ends, replay
 
 
 @task(name="judge-branches", cache_policy=NO_CACHE)

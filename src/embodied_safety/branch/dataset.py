@@ -39,6 +39,21 @@ def sft_row(b: RawBranch) -> dict[str, object]:
             "pair_id": b.branch_id, "task": b.task}
 
 
+def replay_rows(compiled: CompiledTask, actions: Sequence[str], level: str = "full") -> list[dict[str, object]]:
+    """SFT replay (paper D.5): every successful step of a corrected episode that ended safe and
+    successful, as (cue-free prompt, action) messages, so SFT on y+ does not collapse the actor."""
+    from ..actors.context import build_context
+
+    world = compiled.new_world()
+    rows = []
+    for a in actions:
+        prompt = build_context(compiled, world, level).prompt("compact")  # type: ignore[arg-type]
+        if world.step(a).ok:
+            rows.append({"messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": a}],
+                         "task": compiled.name, "kind": "replay"})
+    return rows
+
+
 def prune(branches: Sequence[RawBranch]) -> list[RawBranch]:
     """One pair per (task, anchor step, normalised y+), lowest temperature first."""
     seen: set[tuple[str, int, str]] = set()
