@@ -148,3 +148,18 @@ class BranchesConfig(PlannerConfig):
     critic: dict[str, Any] = dataclasses.field(default_factory=dict)  # llm: ActorConfig fields of the critic model
     judge_backend: Literal["rule", "llm"] = "rule"
     judge: dict[str, Any] = dataclasses.field(default_factory=dict)  # llm: ActorConfig fields of the judge model
+
+
+@dataclass(frozen=True)
+class SafeBranchConfig:
+    """``safebranch``: SFT warm-up then BranchPO (SafeBranch §4.1-4.2, Table 5); TRL field names inside."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {
+        "num_train_epochs": 3, "per_device_train_batch_size": 32, "learning_rate": 1e-3, "max_length": 512,
+        "logging_steps": 20})
+    branchpo: dict[str, Any] = dataclasses.field(default_factory=lambda: {
+        "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 1e-5, "beta": 0.1,
+        "max_length": 512, "logging_steps": 10})
+    eval_splits: tuple[str, ...] = ("test", "ood_objectshift", "ood_taskshift")
+    tracking: dict[str, str] = dataclasses.field(default_factory=dict)  # overrides of TrackingConfig
