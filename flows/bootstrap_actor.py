@@ -13,10 +13,10 @@ from pathlib import Path
 
 from prefect import flow
 
-from embodied_safety.actors.bootstrap import ModelShape, TrainSettings
+from embodied_safety.actors.bootstrap import TrainSettings
 from embodied_safety.actors.bootstrap_data import DataSettings, bootstrap_examples
 from embodied_safety.actors.hf import HFActor
-from embodied_safety.config import BootstrapActorConfig, load_params
+from embodied_safety.config import BootstrapActorConfig, ModelShape, load_params
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.evaluation.actor_eval import evaluate_actor, feedback_following
 from embodied_safety.evaluation.plots import plot_curves
@@ -40,7 +40,7 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
     examples = bootstrap_examples(train_tasks, data)
     kinds = {k: sum(e.kind == k for e in examples) for k in sorted({e.kind for e in examples})}
     print(f"{len(examples)} examples from {len(train_tasks)} train tasks: {kinds}")
-    shape = ModelShape(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(ModelShape) if hasattr(cfg, f.name)})
+    shape = ModelShape(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(ModelShape)})
     tmp = scratch_dir(out)
     rows: list[dict[str, float]] = []
     with mlflow_run(tracking_config(cfg.tracking), "bootstrap_actor", params=dataclasses.asdict(cfg)):

@@ -86,8 +86,23 @@ class TrackingConfig:
 
 
 @dataclass(frozen=True)
-class BootstrapActorConfig:
-    """``bootstrap_actor``: train the embedded default actor from scratch (see actors/bootstrap.py)."""
+class ModelShape:
+    """Qwen3 shape of the bootstrap actor. Power-of-two head_dim: 48 was 3x slower than 64 on CPU
+    (FIELD_NOTES part 3)."""
+
+    hidden_size: int = 128
+    intermediate_size: int = 256
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 2
+    num_key_value_heads: int = 1
+    head_dim: int = 64
+    max_position_embeddings: int = 1024
+
+
+@dataclass(frozen=True)
+class BootstrapActorConfig(ModelShape):
+    """``bootstrap_actor``: train the embedded default actor from scratch (see actors/bootstrap.py);
+    the model-shape fields are inherited from :class:`ModelShape`."""
 
     drop_prob: float = 0.9  # probability of dropping each safety step from a training plan
     patterns: int = 2  # sampled drop masks per train task
@@ -95,12 +110,6 @@ class BootstrapActorConfig:
     recovery: bool = False  # add failure-recovery examples
     seed: int = 0
     observation: Literal["full", "partial"] = "full"
-    hidden_size: int = 128
-    intermediate_size: int = 256
-    num_hidden_layers: int = 2
-    num_attention_heads: int = 2
-    num_key_value_heads: int = 1
-    head_dim: int = 64
     sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {
         "num_train_epochs": 6, "per_device_train_batch_size": 32, "learning_rate": 2e-3,
         "lr_scheduler_type": "cosine", "warmup_steps": 0.03, "max_length": 512, "logging_steps": 20})

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config import ModelShape
 from ..envs.household.suite.catalog import CATALOG
 from .bootstrap_data import Example
 from .hf import PROFILE_FILE
@@ -40,19 +41,6 @@ PUNCT = r"[(),:;\"{}\[\]]"
 #: the synset suffix of an instance name is its own token, so ``potato`` in the instruction and in
 #: ``potato.n.01_1`` is the same token and the model can copy object names it never saw in this role
 SYNSET_SUFFIX = r"\.n\.\d+(?:_\d+)?"
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """Qwen3 shape. Power-of-two head_dim: 48 was 3x slower than 64 on CPU (FIELD_NOTES part 3)."""
-
-    hidden_size: int = 256
-    intermediate_size: int = 512
-    num_hidden_layers: int = 3
-    num_attention_heads: int = 4
-    num_key_value_heads: int = 2
-    head_dim: int = 64
-    max_position_embeddings: int = 1024
 
 
 @dataclass(frozen=True)
