@@ -9,13 +9,13 @@ split at four temperatures through the library (target <= 10 min on 2 cores).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 from embodied_safety.actors.context import build_context
 from embodied_safety.actors.hf import HFActor
 from embodied_safety.envs.household.env import load_task_dir
+from embodied_safety.io import write_json
 from embodied_safety.rollout.collect import chunks, collect_chunk, shard_specs
 from embodied_safety.rollout.runner import RolloutSettings
 from embodied_safety.rollout.shards import ShardStore
@@ -60,8 +60,7 @@ def main() -> None:
             collect_chunk(group, by_name, actor, settings, store)
         result["collect_shards"] = len(specs)
         result["collect_seconds"] = round(time.perf_counter() - t0, 1)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     for k, v in result.items():
         print(f"{k:32s} {v}")
 

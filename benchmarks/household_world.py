@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
 import random
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 from embodied_safety.envs.household.actions import PRIMITIVES
 from embodied_safety.envs.household.env import compile_task
 from embodied_safety.envs.household.suite.generate import generate_suite
+from embodied_safety.io import write_json
 
 
 def _pin_one_core() -> None:
@@ -90,8 +90,7 @@ def main() -> None:
         "speedup_vs_naive_deepcopy": round(naive_us / ours_us, 1),
         "speedup_vs_omnigibson_restore_0.1s": round(0.1e6 / ours_us),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
     for k, v in result.items():
         print(f"{k:40s} {v}")
 
