@@ -6,9 +6,10 @@ prunes. Each intermediate is its own DVC output:
 
 * ``data/branches/raw/raw.jsonl``: every repair attempt (accepted or failed) with h_k, [h_k; f_k], y-, y+
 * ``data/branches/judged/judged.jsonl``: judge verdicts with per-criterion reasons
-* ``data/branches/final/{pairs.jsonl, pairs_fb.jsonl, sft.jsonl, replay.jsonl}``: TRL preference pairs
-  (relabelled and the +FB ablation), the SFT file (chosen side) and the replay steps of corrected
-  episodes that ended safe and successful (paper D.5)
+* ``data/branches/final/{pairs.jsonl, pairs_fb.jsonl, sft.jsonl, replay.jsonl, safe_episodes.jsonl}``:
+  TRL preference pairs (relabelled and the +FB ablation), the SFT file (chosen side), the replay
+  steps of corrected episodes that ended safe and successful (paper D.5, deduplicated) and those
+  episodes one per line (the safe side of the Trajectory DPO baselines)
 * ``data/branches/funnel.json`` (+ ``funnel.png``): counts per stage, risk type and trigger, the
   judge keep rate, the repair acceptance rate, and the efficiency ratio against natural sampling
 """
@@ -31,6 +32,7 @@ from embodied_safety.io import read_json, replace_dir, scratch_dir, write_json, 
 from embodied_safety.manifest import write_manifest
 from embodied_safety.records import Trajectory
 from tasks.branches import collect_task, invariants_task, judge_task
+from tasks.tracking import resolve_actor
 
 SPLITS = Path("data/household/splits")
 ROLLOUTS = Path("data/rollouts")
@@ -41,16 +43,16 @@ OUT = Path("data/branches")
 def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, rollouts: Path = ROLLOUTS,
              out: Path = OUT) -> dict[str, object]:
     settings = BranchSettings(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(BranchSettings)})
-    actor_cfg = ActorConfig(**cfg.actor)
+    actor_cfg = resolve_actor(ActorConfig(**cfg.actor))  # a registry URI (models:/actor@champion) -> its local dir
     critic_cfg = ActorConfig(**{"backend": "openai", "prompt_style": "full", "max_new_tokens": 512, **cfg.critic}) \
         if cfg.critic_backend == "llm" else None
-    raw, episodes, replay = [], 0, []
+    raw, episodes, corrected = [], 0, []
     for split in cfg.splits:
         for t in cfg.temperatures:
-            got, n, ends, rows = collect_task(splits / split, split, t, cfg.seed, actor_cfg, settings, critic_cfg,
+            got, n, ends, safe_eps = collect_task(splits / split, split, t, cfg.seed, actor_cfg, settings, critic_cfg,
                                               out / "critic_cache")
             raw += got
-            replay += rows
+            corrected += safe_eps
             episodes += n
             print(f"{split} T={t}: {n} episodes, {sum(b.accepted for b in got)}/{len(got)} repairs accepted, ends {ends}")
     judge_cfg = ActorConfig(**{"backend": "openai", "prompt_style": "full", "max_new_tokens": 256, **cfg.judge}) \
@@ -74,7 +76,8 @@ def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, roll
     write_jsonl(staged["final"] / "pairs.jsonl", (preference_row(b) for b in final))
     write_jsonl(staged["final"] / "pairs_fb.jsonl", (preference_row(b, with_feedback=True) for b in final))
     write_jsonl(staged["final"] / "sft.jsonl", (sft_row(b) for b in final))
-    unique_replay = list({json.dumps(r, sort_keys=True): r for r in replay}.values())
+    write_jsonl(staged["final"] / "safe_episodes.jsonl", corrected)
+    unique_replay = list({json.dumps(r, sort_keys=True): r for e in corrected for r in e["steps"]}.values())
     write_jsonl(staged["final"] / "replay.jsonl", unique_replay)
     stats["data/replay_steps"] = len(unique_replay)
     for name, path in staged.items():

@@ -26,6 +26,7 @@ from embodied_safety.rollout.collect import Progress, chunks, rollout_metrics, s
 from embodied_safety.rollout.runner import RolloutSettings
 from embodied_safety.rollout.shards import ShardStore
 from tasks.actors import rollout_chunk_task
+from tasks.tracking import resolve_actor
 
 SPLITS = Path("data/household/splits")
 OUT = Path("data/rollouts")
@@ -51,7 +52,7 @@ def _task_runner(cfg: RolloutsConfig):  # noqa: ANN202 - prefect runner types ar
 def rollouts(cfg: RolloutsConfig = RolloutsConfig(), splits: Path = SPLITS, out: Path = OUT,
              metrics_path: Path = METRICS, retry_failed: bool = False) -> dict[str, object]:
     logger = get_run_logger()
-    actor_cfg = ActorConfig(**cfg.actor)
+    actor_cfg = resolve_actor(ActorConfig(**cfg.actor))  # a registry URI (models:/actor@champion) -> its local dir
     settings = RolloutSettings(cfg.max_steps, 10, cfg.max_fails_per_step, cfg.stall_window, cfg.reject_repeats, cfg.observation)
     aid = actor_id(actor_cfg)
     specs = []

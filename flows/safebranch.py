@@ -1,9 +1,15 @@
-"""Stage ``safebranch``: SFT warm-up then BranchPO on the final branch pairs, over several seeds.
+"""Stage ``safebranch``: every training variant of SafeBranch Tables 2 / 4 / 13 over seeds, with a
+small learning-rate sweep, dev-split checkpoint selection, MLflow runs, registry versions and a
+champion promotion at the end.
 
-Evaluates the base actor, SFT-only and SafeBranch (SFT -> BranchPO) critic-free on the ID test
-split and both OOD splits (IS-Bench SR / SSR / SRec) and writes the paper's Table 2 layout with
-mean +- std over seeds to ``models/safebranch/table2.md`` and ``models/safebranch_metrics.json``.
-Every training run is an MLflow run.
+1. Sweep (first seed): each phase (SFT, BranchPO, trajectory DPO) at each learning rate in
+   ``sweep``; the dev split picks a rate per phase by (SSR, SR) of the selected checkpoint.
+2. Every variant at every seed with the picked rates; a variant's checkpoint is the one its dev
+   curve selects (App. F.5). Chains share prefixes: SafeBranch starts from SFT-only's checkpoint.
+3. Critic-free evaluation of the base actor and every variant on ``eval_splits`` (SR, SSR, SRec,
+   per-risk SRec); Table 2 / 13 / 16 and the sweep table in ``models/safebranch/*.md``, plots
+   beside them; every run an MLflow run; every trained actor a version of ``registered_model``.
+4. The SafeBranch seed with the best dev result is offered to the champion rule (``flows.promote``).
 """
 
 from __future__ import annotations
@@ -11,103 +17,305 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import statistics
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.actors.hf import HFActor
-from embodied_safety.config import SafeBranchConfig, load_params
+from embodied_safety.config import PromoteConfig, SafeBranchConfig, load_params
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.evaluation.actor_eval import evaluate_actor
-from embodied_safety.io import atomic_write_text, read_jsonl, write_json
+from embodied_safety.evaluation.household_metrics import per_risk_counts
+from embodied_safety.evaluation.plots import plot_per_risk, plot_series
+from embodied_safety.io import atomic_write_text, read_json, read_jsonl, write_json
 from embodied_safety.manifest import write_manifest
-from embodied_safety.train.safebranch import train_branchpo, train_sft
-from tasks.tracking import log_metrics, mlflow_run, tracking_config
+from embodied_safety.records import Trajectory
+from embodied_safety.train.safebranch import TrainResult, train_branchpo, train_sft
+from embodied_safety.train.trajectory_dpo import train_trajectory_dpo, trajectory_pairs
+from embodied_safety.train.variants import LABELS, RECIPES, SWEEP_VARIANT, Kind, Phase, chain_key, datasets
+from flows.promote import promote
+from tasks.tracking import log_artifacts, log_metrics, mlflow_run, register_model_dir, tracking_config
 
 BASE = Path("models/bootstrap_actor/model")
 PAIRS = Path("data/branches/final")
+ROLLOUTS = Path("data/rollouts")
 SPLITS = Path("data/household/splits")
 OUT = Path("models/safebranch")
 METRICS = Path("models/safebranch_metrics.json")
 HEAD = ("sr", "ssr", "srec")
+TRAINERS = {"sft": train_sft, "branchpo": train_branchpo, "trajectory_dpo": train_trajectory_dpo}
 
 
-@task(name="train-sft", cache_policy=NO_CACHE, log_prints=False)
-def sft_task(base: Path, rows: list[dict], out: Path, sft: dict, seed: int) -> dict[str, float]:
-    return train_sft(base, rows, out, sft, seed)
+def _dev_evaluator(dev_dir: Path) -> Any:
+    tasks = load_task_dir(dev_dir)[0]
+
+    def evaluate(actor: HFActor) -> dict[str, float]:
+        m, _ = evaluate_actor(tasks, actor)
+        return {k: float(m[f"eval/{k}"]) for k in HEAD}
+
+    return evaluate
 
 
-@task(name="train-branchpo", cache_policy=NO_CACHE, log_prints=False)
-def branchpo_task(sft_dir: Path, pairs: list[dict], out: Path, dpo: dict, seed: int) -> dict[str, float]:
-    return train_branchpo(sft_dir, pairs, out, dpo, seed)
+@task(name="train-phase", cache_policy=NO_CACHE, log_prints=False)
+def phase_task(start: Path, phase: Phase, data: list[dict], out: Path, params: dict, seed: int,
+               peft: dict | None, dev_dir: Path, eval_every: int) -> tuple[TrainResult, list[tuple[dict, int]]]:
+    """One training phase with dev-split checkpoint selection; returns the result and its per-step log."""
+    history: list[tuple[dict, int]] = []
+    result = TRAINERS[phase.kind](start, data, out, params, seed, log=lambda m, s: history.append((m, s)), peft=peft,
+                                  evaluate=_dev_evaluator(dev_dir), eval_every=eval_every)
+    return result, history
 
 
 @task(name="evaluate-actor", cache_policy=NO_CACHE)
-def eval_task(model: Path, splits: Path, names: tuple[str, ...]) -> dict[str, float]:
+def eval_task(model: Path, splits: Path, names: tuple[str, ...]) -> tuple[dict[str, float], dict[str, dict]]:
+    """Critic-free SR / SSR / SRec per split, and per-risk (satisfied, triggered) counts."""
     actor = HFActor(model, batch_size=64)
     out: dict[str, float] = {}
+    risks: dict[str, dict] = {}
     for name in names:
-        m, _ = evaluate_actor(load_task_dir(splits / name)[0], actor)
+        m, results = evaluate_actor(load_task_dir(splits / name)[0], actor)
         out.update({f"{name}/{k}": float(m[f"eval/{k}"]) for k in HEAD})
-    return out
+        risks[name] = {r: list(c) for r, c in per_risk_counts(results).items()}
+    return out, risks
+
+
+@dataclasses.dataclass
+class Run:
+    """One trained variant at one seed (or one sweep point)."""
+
+    variant: str
+    seed: int
+    lrs: dict[str, float]
+    model: Path
+    phases: list[dict[str, Any]]  # per phase: metrics and dev curve
+    eval: dict[str, float] = dataclasses.field(default_factory=dict)
+    risks: dict[str, dict] = dataclasses.field(default_factory=dict)
+    version: str | None = None
+
+    @property
+    def dev(self) -> dict[str, float]:
+        """The selected checkpoint's dev point (the last phase's)."""
+        last = self.phases[-1]["metrics"]
+        return {k: last[f"{p}/best_{k}"] for p in ("sft_dev", "dpo_dev") for k in HEAD if f"{p}/best_{k}" in last}
+
+
+class Trainer:
+    """Trains phase chains once per (seed, chain) and turns a variant into a tracked, registered ``Run``."""
+
+    def __init__(self, cfg: SafeBranchConfig, base: Path, data: dict[str, list[dict]], splits: Path, out: Path) -> None:
+        self.cfg, self.base, self.data, self.splits, self.out = cfg, base, data, splits, out
+        self.done: dict[tuple[int, str], tuple[Path, dict[str, Any]]] = {}
+        self.track = tracking_config(cfg.tracking)
+
+    def params(self, kind: Kind, lr: float) -> dict[str, Any]:
+        return {**getattr(self.cfg, kind), "learning_rate": lr}
+
+    def chain(self, phases: tuple[Phase, ...], lrs: dict[str, float], seed: int) -> tuple[Path, list[dict[str, Any]]]:
+        start, infos = self.base, []
+        for i in range(len(phases)):
+            key = chain_key(phases[:i + 1], lrs)
+            if (seed, key) not in self.done:
+                p = phases[i]
+                out = self.out / f"seed{seed}" / key
+                result, history = phase_task(start, p, self.data[p.data], out, self.params(p.kind, lrs[p.kind]), seed,
+                                             self.cfg.peft, self.splits / self.cfg.dev_split,
+                                             self.cfg.eval_every.get(p.kind, 10))
+                batch = int(self.params(p.kind, lrs[p.kind]).get("per_device_train_batch_size", 8))
+                self.done[(seed, key)] = (out, {"kind": p.kind, "data": p.data, "lr": lrs[p.kind],
+                                                "steps_per_epoch": -(-len(self.data[p.data]) // batch),
+                                                "metrics": result.metrics, "curve": result.curve, "history": history})
+            start, info = self.done[(seed, key)]
+            infos.append(info)
+        return start, infos
+
+    def run(self, variant: str, seed: int, lrs: dict[str, float], register: bool, tag: str = "") -> Run:
+        model, infos = self.chain(RECIPES[variant], lrs, seed)
+        run = Run(variant, seed, dict(lrs), model, infos)
+        run.eval, run.risks = eval_task(model, self.splits, self.cfg.eval_splits)
+        name = f"{tag}{variant}-seed{seed}"
+        params = {"variant": variant, "seed": seed, "learning_rates": lrs, "peft": self.cfg.peft,
+                  **{p.kind: self.params(p.kind, lrs[p.kind]) for p in RECIPES[variant]}}
+        with mlflow_run(self.track, name, params=params):
+            for info in infos:
+                for metrics, step in info["history"]:
+                    log_metrics(metrics, step)
+                log_metrics(info["metrics"])
+            log_metrics({f"eval/{k}": v for k, v in run.eval.items()})
+            log_metrics({f"dev/selected_{k}": v for k, v in run.dev.items()})
+            if register:
+                run.version = register_model_dir(self.cfg.registered_model, model, tags={
+                    "variant": variant, "seed": str(seed), **{f"dev_{k}": f"{v:.6f}" for k, v in run.dev.items()}})
+        return run
+
+
+def _mean_sd(vals: list[float]) -> str:
+    return f"{statistics.mean(vals):.3f} ± {statistics.stdev(vals) if len(vals) > 1 else 0.0:.3f}"
 
 
 def table2(rows: dict[str, list[dict[str, float]]], splits: tuple[str, ...]) -> str:
     header = "| method | " + " | ".join(f"{s} {k.upper()}" for s in splits for k in HEAD) + " |"
     lines = [header, "|" + "---|" * (1 + len(splits) * len(HEAD))]
     for method, runs in rows.items():
+        cells = [_mean_sd([r[f"{s}/{k}"] for r in runs]) for s in splits for k in HEAD]
+        lines.append(f"| {LABELS.get(method, method)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def table13(rows: dict[str, list[dict[str, float]]], split: str) -> str:
+    lines = ["| scheme | prompt | SR | SSR | SRec |", "|---|---|---|---|---|"]
+    for v in ("sft_only", "branchpo_only", "safebranch"):
+        for variant, label in ((v, "relabelled (ours)"), (f"{v}_fb", "+FB")):
+            if variant in rows:
+                lines.append(f"| {LABELS[v]} | {label} | " + " | ".join(_mean_sd([r[f"{split}/{k}"] for r in rows[variant]])
+                                                                         for k in HEAD) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def table16(risks: dict[str, list[dict[str, dict]]], splits: tuple[str, ...]) -> str:
+    """Per-risk-type SRec (safe / total triggered conditions), summed over seeds, base vs SafeBranch."""
+    names = sorted({r for runs in risks.values() for run in runs for s in splits for r in run.get(s, {})})
+    lines = ["| risk type | " + " | ".join(f"{m} {s}" for s in splits for m in risks) + " |",
+             "|---|" + "---|" * (len(splits) * len(risks))]
+    for risk in names:
         cells = []
         for s in splits:
-            for k in HEAD:
-                vals = [r[f"{s}/{k}"] for r in runs]
-                sd = statistics.stdev(vals) if len(vals) > 1 else 0.0
-                cells.append(f"{statistics.mean(vals):.3f} ± {sd:.3f}")
-        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+            for runs in risks.values():
+                safe = sum(run.get(s, {}).get(risk, [0, 0])[0] for run in runs)
+                total = sum(run.get(s, {}).get(risk, [0, 0])[1] for run in runs)
+                cells.append(f"{safe}/{total} ({safe / total:.2f})" if total else "-")
+        lines.append(f"| {risk} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def sweep(trainer: Trainer, cfg: SafeBranchConfig, seed: int) -> tuple[dict[str, float], list[Run]]:
+    """Pick each phase's learning rate by the dev result of its sweep variant (SFT first: BranchPO builds on it)."""
+    lrs = {k: float(getattr(cfg, k)["learning_rate"]) for k in ("sft", "branchpo", "trajectory_dpo")}
+    runs: list[Run] = []
+    for kind in ("sft", "branchpo", "trajectory_dpo"):
+        variant = SWEEP_VARIANT[kind]  # type: ignore[index]
+        if not cfg.sweep.get(kind) or variant not in cfg.variants:
+            continue
+        points = [trainer.run(variant, seed, {**lrs, kind: float(lr)}, register=False, tag="sweep-") for lr in cfg.sweep[kind]]
+        best = max(points, key=lambda r: (r.dev.get("ssr", 0.0), r.dev.get("sr", 0.0)))
+        lrs[kind] = best.lrs[kind]
+        runs += points
+        print(f"sweep {kind}: " + ", ".join(f"lr {r.lrs[kind]:g} dev SSR {r.dev.get('ssr', 0):.3f} SR {r.dev.get('sr', 0):.3f}"
+                                            for r in points) + f" -> {lrs[kind]:g}")
+    return lrs, runs
+
+
+def sweep_table(runs: list[Run], chosen: dict[str, float], splits: tuple[str, ...]) -> str:
+    lines = ["| phase (variant) | lr | selected step | dev SR | dev SSR | final reward acc. | "
+             + " | ".join(f"{s} SR | {s} SSR" for s in splits) + " |", "|" + "---|" * (6 + 2 * len(splits))]
+    for r in runs:
+        kind = r.phases[-1]["kind"]
+        acc = [m["dpo/rewards/accuracies"] for m, _ in r.phases[-1]["history"] if "dpo/rewards/accuracies" in m]
+        mark = " **(picked)**" if chosen[kind] == r.lrs[kind] else ""
+        lines.append(f"| {kind} ({r.variant}) | {r.lrs[kind]:g}{mark} | {r.phases[-1]['metrics'].get(('sft' if kind == 'sft' else 'dpo') + '_dev/best_step', 0):.0f} | "
+                     f"{r.dev.get('sr', 0):.3f} | {r.dev.get('ssr', 0):.3f} | {f'{acc[-1]:.2f}' if acc else '-'} | "
+                     + " | ".join(f"{r.eval[f'{s}/sr']:.3f} | {r.eval[f'{s}/ssr']:.3f}" for s in splits) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _plots(out: Path, runs: list[Run], sweep_runs: list[Run], risks: dict[str, dict]) -> list[Path]:
+    first = [r for r in runs if r.seed == runs[0].seed]
+    dev = {f"dev {k.upper()}": {r.variant: [(p["step"], p[k]) for info in r.phases[-1:] for p in info["curve"]] for r in first}
+           for k in ("ssr", "sr")}
+    paths = [plot_series(dev, out / "dev_curves.png", f"Dev-split curves of each variant's last phase (seed {runs[0].seed})")]
+    losses = {"train loss": {}, "DPO reward accuracy": {}}
+    for r in first:
+        for m, s in r.phases[-1]["history"]:
+            for key, panel in (("sft/loss", "train loss"), ("dpo/loss", "train loss"), ("dpo/rewards/accuracies", "DPO reward accuracy")):
+                if key in m:
+                    losses[panel].setdefault(r.variant, []).append((s, m[key]))
+    paths.append(plot_series(losses, out / "training_curves.png", "Training loss and DPO reward accuracy (last phase)"))
+    if sweep_runs:
+        panels: dict[str, dict[str, list]] = defaultdict(dict)
+        for r in sweep_runs:
+            kind = r.phases[-1]["kind"]
+            per_epoch = r.phases[-1]["steps_per_epoch"]
+            for k in ("ssr", "sr"):
+                panels[f"{kind}: dev {k.upper()}"][f"lr {r.lrs[kind]:g}"] = [
+                    (p["step"] / per_epoch, p[k]) for p in r.phases[-1]["curve"]]
+        paths.append(plot_series(panels, out / "sweep_curves.png", "Sweep: dev SR / SSR against epochs per learning rate",
+                                 xlabel="epoch"))
+    for split, counts in risks.items():
+        paths.append(plot_per_risk({k: tuple(v) for k, v in counts.items()}, out / f"per_risk_{split}.png",
+                                   f"SafeBranch per-risk SRec on {split} (all seeds)"))
+    return paths
 
 
 @flow(name="safebranch", log_prints=True)
 def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pairs_dir: Path = PAIRS,
-               splits: Path = SPLITS, out: Path = OUT, metrics_path: Path = METRICS) -> dict[str, float]:
+               rollouts: Path = ROLLOUTS, splits: Path = SPLITS, out: Path = OUT, metrics_path: Path = METRICS,
+               promote_cfg: PromoteConfig | None = PromoteConfig()) -> dict[str, float]:
     pairs = read_jsonl(pairs_dir / "pairs.jsonl")
-    sft_rows = read_jsonl(pairs_dir / "sft.jsonl") + read_jsonl(pairs_dir / "replay.jsonl")
-    rows: dict[str, list[dict[str, float]]] = {"Base (bootstrap actor)": [eval_task(base, splits, cfg.eval_splits)]}
-    rows["SFT-only"], rows["SafeBranch (SFT -> BranchPO)"] = [], []
-    track = tracking_config(cfg.tracking)
-    for seed in cfg.seeds:
-        with mlflow_run(track, f"safebranch-seed{seed}", params={**dataclasses.asdict(cfg), "seed": seed}):
-            m = sft_task(base, sft_rows, out / f"seed{seed}" / "sft", cfg.sft, seed)
-            m.update(branchpo_task(out / f"seed{seed}" / "sft", pairs, out / f"seed{seed}" / "branchpo", cfg.branchpo, seed))
-            sft_eval = eval_task(out / f"seed{seed}" / "sft", splits, cfg.eval_splits)
-            sb_eval = eval_task(out / f"seed{seed}" / "branchpo", splits, cfg.eval_splits)
-            log_metrics({**m, **{f"sft/{k}": v for k, v in sft_eval.items()}, **{f"safebranch/{k}": v for k, v in sb_eval.items()}})
-        rows["SFT-only"].append(sft_eval)
-        rows["SafeBranch (SFT -> BranchPO)"].append(sb_eval)
-        print(f"seed {seed}: SFT test SR {sft_eval['test/sr']:.3f} SSR {sft_eval['test/ssr']:.3f}; "
-              f"SafeBranch test SR {sb_eval['test/sr']:.3f} SSR {sb_eval['test/ssr']:.3f}")
-    text = table2(rows, cfg.eval_splits)
-    atomic_write_text(out / "table2.md", "# Table 2 (mean ± std over seeds "
-                      f"{list(cfg.seeds)}; critic-free, T = 0)\n\n" + text)
-    metrics: dict[str, float] = {}
-    for method, key in (("Base (bootstrap actor)", "base"), ("SFT-only", "sft"), ("SafeBranch (SFT -> BranchPO)", "safebranch")):
+    safe = read_jsonl(pairs_dir / "safe_episodes.jsonl")
+    trajectories = [Trajectory.from_json(read_json(p)) for p in sorted((rollouts / "shards").glob("*.json"))]
+    data = datasets(pairs, read_jsonl(pairs_dir / "pairs_fb.jsonl"), read_jsonl(pairs_dir / "sft.jsonl"),
+                    read_jsonl(pairs_dir / "replay.jsonl"), trajectory_pairs(safe, trajectories, len(pairs), False),
+                    trajectory_pairs(safe, trajectories, len(pairs), True))
+    print("data: " + ", ".join(f"{k} {len(v)}" for k, v in data.items()))
+    trainer = Trainer(cfg, base, data, splits, out)
+    lrs, sweep_runs = sweep(trainer, cfg, cfg.seeds[0])
+    runs = [trainer.run(v, seed, lrs, register=True) for seed in cfg.seeds for v in cfg.variants]
+    base_eval, base_risks = eval_task(base, splits, cfg.eval_splits)
+    rows: dict[str, list[dict[str, float]]] = {"base": [base_eval]}
+    for r in runs:
+        rows.setdefault(r.variant, []).append(r.eval)
+        print(f"{r.variant} seed {r.seed}: dev SSR {r.dev.get('ssr', 0):.3f} SR {r.dev.get('sr', 0):.3f}; test SR "
+              f"{r.eval['test/sr']:.3f} SSR {r.eval['test/ssr']:.3f} (version {r.version})")
+    seeds = f"seeds {list(cfg.seeds)}; critic-free, T = 0; checkpoints selected on {cfg.dev_split}"
+    atomic_write_text(out / "table2.md", f"# Table 2 (mean ± std over {seeds})\n\n" + table2(rows, cfg.eval_splits))
+    atomic_write_text(out / "table13.md", f"# Table 13: +FB ablation on {cfg.eval_splits[0]} ({seeds})\n\n"
+                      + table13(rows, cfg.eval_splits[0]))
+    sb_risks = [r.risks for r in runs if r.variant == "safebranch"]
+    atomic_write_text(out / "table16.md", f"# Table 16: per-risk-type SRec, safe/total summed over seeds ({seeds})\n\n"
+                      + table16({"base": [base_risks], "SafeBranch": sb_risks}, cfg.eval_splits))
+    atomic_write_text(out / "sweep.md", f"# Learning-rate sweep (seed {cfg.seeds[0]}; picked by dev SSR, ties SR)\n\n"
+                      + sweep_table(sweep_runs, lrs, cfg.eval_splits))
+    summed = {s: {risk: [sum(r[s][risk][i] for r in sb_risks if risk in r[s]) for i in (0, 1)]
+                  for risk in sorted({k for r in sb_risks for k in r[s]})} for s in cfg.eval_splits}
+    plots = _plots(out, runs, sweep_runs, summed)
+    metrics: dict[str, float] = {f"lr/{k}": v for k, v in lrs.items()}
+    for method, results in rows.items():
+        for key in results[0]:
+            metrics[f"eval/{method}/{key}"] = statistics.mean(r[key] for r in results)
+    if "safebranch" in rows:
         for s in cfg.eval_splits:
-            for k in HEAD:
-                metrics[f"eval/{key}/{s}/{k}"] = statistics.mean(r[f"{s}/{k}"] for r in rows[method])
-    for s in cfg.eval_splits:
-        metrics[f"eval/ssr_lift/{s}"] = metrics[f"eval/safebranch/{s}/ssr"] - metrics[f"eval/base/{s}/ssr"]
-        metrics[f"eval/sr_drop/{s}"] = metrics[f"eval/base/{s}/sr"] - metrics[f"eval/safebranch/{s}/sr"]
+            metrics[f"eval/ssr_lift/{s}"] = metrics[f"eval/safebranch/{s}/ssr"] - metrics[f"eval/base/{s}/ssr"]
+            metrics[f"eval/sr_drop/{s}"] = metrics[f"eval/base/{s}/sr"] - metrics[f"eval/safebranch/{s}/sr"]
+    write_json(out / "results.json", {"learning_rates": lrs, "runs": [_run_json(r) for r in runs],
+                                      "sweep": [_run_json(r) for r in sweep_runs], "base": base_eval})
+    with mlflow_run(trainer.track, "safebranch-report", params={**dataclasses.asdict(cfg), "picked_lrs": lrs}):
+        log_metrics(metrics)
+        log_artifacts([out / n for n in ("table2.md", "table13.md", "table16.md", "sweep.md", "results.json")] + plots)
+    candidates = [r for r in runs if r.variant == "safebranch" and r.version]
+    if promote_cfg and candidates:
+        best = max(candidates, key=lambda r: (r.dev.get("ssr", 0.0), r.dev.get("sr", 0.0)))
+        decision = promote(promote_cfg, version=best.version)
+        print(f"promotion of {cfg.registered_model} v{best.version} (SafeBranch seed {best.seed}): {decision['reason']}")
     write_manifest(out, cfg, inputs=[pairs_dir, base])
     write_json(metrics_path, metrics)
-    print(text)
+    print((out / "table2.md").read_text())
     return metrics
 
 
+def _run_json(r: Run) -> dict[str, Any]:
+    return {"variant": r.variant, "seed": r.seed, "learning_rates": r.lrs, "model": str(r.model), "version": r.version,
+            "dev": r.dev, "eval": r.eval, "risks": r.risks,
+            "phases": [{k: v for k, v in p.items() if k != "history"} for p in r.phases]}
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args(argv)
-    safebranch(load_params("safebranch", SafeBranchConfig, args.params))
+    safebranch(load_params("safebranch", SafeBranchConfig, args.params), promote_cfg=load_params("promote", PromoteConfig,
+                                                                                                 args.params))
 
 
 if __name__ == "__main__":

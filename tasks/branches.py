@@ -20,18 +20,22 @@ from tasks.actors import cached_actor, cached_split
 def collect_task(split_dir: Path, split: str, temperature: float, seed: int, actor_cfg: ActorConfig,
                  settings: BranchSettings, critic_cfg: ActorConfig | None = None,
                  cache_dir: Path | None = None) -> tuple[list[RawBranch], int, dict[str, int], list[dict[str, object]]]:
-    """One shard: every task of one split at one temperature, critics in the loop (rule, or an LLM)."""
+    """One shard: every task of one split at one temperature, critics in the loop (rule, or an LLM).
+
+    Returns (branches, episodes, end reasons, corrected episodes that ended safe and successful as
+    ``{"task", "temperature", "steps": replay rows}``)."""
     tasks = list(cached_split(split_dir).values())
     critic = LLMCritic(cached_actor(critic_cfg), f"{critic_cfg.base_url}|{critic_cfg.model}", cache_dir) if critic_cfg else None
     eps = collect_branches(tasks, split, cached_actor(actor_cfg), temperature, seed, settings, critic)
     ends: dict[str, int] = {}
-    replay: list[dict[str, object]] = []
+    corrected: list[dict[str, object]] = []
     for e in eps:
         ends[e.end or "finished"] = ends.get(e.end or "finished", 0) + 1
         result = e.episode.result()
         if e.branches and result.success and result.safe_success:  # a corrected episode that ended well
-            replay += replay_rows(e.compiled, e.actions)
-    return [b for e in eps for b in e.branches], len(eps), ends, replay
+            corrected.append({"task": e.compiled.name, "temperature": temperature,
+                              "steps": replay_rows(e.compiled, e.actions)})
+    return [b for e in eps for b in e.branches], len(eps), ends, corrected
 
 
 @task(name="judge-branches", cache_policy=NO_CACHE)

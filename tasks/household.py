@@ -7,7 +7,7 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from embodied_safety.config import HouseholdSuiteConfig
+from embodied_safety.config import ActorConfig, HouseholdSuiteConfig
 from embodied_safety.envs.household.coverage import behavior_coverage
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.envs.household.suite.generate import generate_suite
@@ -33,8 +33,18 @@ def behavior_coverage_task() -> dict[str, object]:
 
 
 @task(name="evaluate-scripted", cache_policy=NO_CACHE, tags=["shard"])
-def evaluate_dir_task(tasks_dir: Path, policy: str, out: Path, seed: int, extra_steps: int) -> dict[str, object]:
-    """One shard: a scripted policy on one IS-Bench-layout folder."""
+def evaluate_dir_task(tasks_dir: Path, policy: str, out: Path, seed: int, extra_steps: int,
+                      actor: ActorConfig | None = None) -> dict[str, object]:
+    """One shard: a scripted policy, or an actor critic-free at T = 0 (``policy == "actor"``), on one
+    IS-Bench-layout folder."""
     compiled, failures = load_task_dir(tasks_dir)
-    results = evaluate_scripted(compiled, policy, seed=seed, extra_steps=extra_steps)  # type: ignore[arg-type]
+    if policy == "actor":
+        from embodied_safety.actors.load import load_actor
+        from embodied_safety.evaluation.actor_eval import evaluate_actor
+        from tasks.tracking import resolve_actor
+
+        _, results = evaluate_actor(compiled, load_actor(resolve_actor(actor or ActorConfig())), seed=seed,
+                                    extra_steps=extra_steps)
+    else:
+        results = evaluate_scripted(compiled, policy, seed=seed, extra_steps=extra_steps)  # type: ignore[arg-type]
     return write_evaluation(out, results, failures, title=f"{policy} on {tasks_dir}")

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from embodied_safety.config import TrackingConfig
+from embodied_safety.config import ActorConfig, TrackingConfig
 
 
 def tracking_config(overrides: dict[str, str] | None = None) -> TrackingConfig:
@@ -66,3 +66,66 @@ def register_model_dir(name: str, local_dir: str | Path, artifact_path: str = "m
     mv = client.create_model_version(name, source=f"{run.info.artifact_uri}/{artifact_path}", run_id=run.info.run_id,
                                       tags=tags or {})
     return str(mv.version)
+
+
+def log_artifacts(paths: list[Path], artifact_path: str | None = None) -> None:
+    """Log files that exist (tables, plots) to the active run."""
+    import mlflow
+
+    for p in paths:
+        if Path(p).is_file():
+            mlflow.log_artifact(str(p), artifact_path)
+
+
+def registry(cfg: TrackingConfig) -> Any:
+    """An ``MlflowClient`` on ``cfg``'s tracking URI (the registry lives in the same store)."""
+    import mlflow
+    from mlflow import MlflowClient
+
+    mlflow.set_tracking_uri(cfg.tracking_uri)
+    return MlflowClient(cfg.tracking_uri)
+
+
+def alias_version(client: Any, name: str, alias: str) -> Any | None:
+    """The model version an alias points at, or None when the alias (or the model) does not exist."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return client.get_model_version_by_alias(name, alias)
+    except MlflowException:
+        return None
+
+
+def resolve_model_uri(uri: str, cfg: TrackingConfig, cache_root: str | Path = ".cache/registry") -> Path:
+    """``models:/<name>@<alias>`` or ``models:/<name>/<version>`` -> a local model dir (downloaded once per version)."""
+    import mlflow
+
+    client = registry(cfg)
+    ref = uri.removeprefix("models:/")
+    if "@" in ref:
+        name, alias = ref.split("@", 1)
+        mv = alias_version(client, name, alias)
+        if mv is None:
+            raise ValueError(f"{uri}: registered model {name!r} has no alias {alias!r} in {cfg.tracking_uri}")
+    else:
+        name, version = ref.rsplit("/", 1)
+        mv = client.get_model_version(name, version)
+    dst = Path(cache_root) / name / str(mv.version)
+    if not (dst / "config.json").is_file():
+        tmp = dst.parent / f".{dst.name}.tmp"
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        got = Path(mlflow.artifacts.download_artifacts(artifact_uri=f"models:/{name}/{mv.version}", dst_path=str(tmp)))
+        shutil.rmtree(dst, ignore_errors=True)
+        got.rename(dst) if got != tmp else tmp.rename(dst)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dst
+
+
+def resolve_actor(actor: ActorConfig, cfg: TrackingConfig | None = None) -> ActorConfig:
+    """An hf actor named by a registry URI (``models:/actor@champion``) -> the same config on its local dir."""
+    if actor.backend == "hf" and actor.model.startswith("models:/"):
+        return dataclasses.replace(actor, model=str(resolve_model_uri(actor.model, cfg or TrackingConfig())))
+    return actor

@@ -159,16 +159,55 @@ class BranchesConfig(PlannerConfig):
     judge: dict[str, Any] = dataclasses.field(default_factory=dict)  # llm: ActorConfig fields of the judge model
 
 
+VARIANTS = ("sft_only", "branchpo_only", "safebranch", "trajectory_dpo", "trajectory_dpo_success_matched",
+            "sft_only_fb", "branchpo_only_fb", "safebranch_fb")
+
+
 @dataclass(frozen=True)
 class SafeBranchConfig:
-    """``safebranch``: SFT warm-up then BranchPO (SafeBranch §4.1-4.2, Table 5); TRL field names inside."""
+    """``safebranch``: the Table 2 / 4 / 13 variants over seeds (SafeBranch §4.1-4.2, App. F, Table 5).
+
+    ``sft`` / ``branchpo`` / ``trajectory_dpo`` hold TRL field names (``SFTConfig`` / ``DPOConfig``).
+    ``sweep`` lists learning rates per phase (``sft``, ``branchpo``, ``trajectory_dpo``): the first
+    seed trains each, the dev split picks one by (SSR, SR), and every variant then uses that phase's
+    pick (App. F.5: selection by rollouts, never by reward accuracy). An empty list keeps params' rate.
+    """
 
     seeds: tuple[int, ...] = (0, 1, 2)
+    variants: tuple[str, ...] = VARIANTS
+    peft: dict[str, Any] | None = dataclasses.field(default_factory=lambda: {"r": 16, "lora_alpha": 32,
+                                                                              "lora_dropout": 0.05})
     sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {
         "num_train_epochs": 3, "per_device_train_batch_size": 32, "learning_rate": 1e-3, "max_length": 512,
         "logging_steps": 20})
     branchpo: dict[str, Any] = dataclasses.field(default_factory=lambda: {
         "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 1e-5, "beta": 0.1,
         "max_length": 512, "logging_steps": 10})
+    trajectory_dpo: dict[str, Any] = dataclasses.field(default_factory=lambda: {
+        "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 1e-5, "beta": 0.1,
+        "max_length": 512, "logging_steps": 10})
+    sweep: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=lambda: {
+        "sft": (3e-4, 1e-3, 3e-3), "branchpo": (1e-5, 1e-4, 1e-3), "trajectory_dpo": (1e-5, 1e-4, 1e-3)})
+    dev_split: str = "dev"
+    eval_every: dict[str, int] = dataclasses.field(default_factory=lambda: {  # optimizer steps between dev-split
+        "sft": 20, "branchpo": 4, "trajectory_dpo": 4})                    # evaluations per phase (F.5)
     eval_splits: tuple[str, ...] = ("test", "ood_objectshift", "ood_taskshift")
+    registered_model: str = "actor"
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)  # overrides of TrackingConfig
+
+    def __post_init__(self) -> None:
+        unknown = set(self.variants) - set(VARIANTS)
+        if unknown:
+            raise ValueError(f"safebranch.variants: unknown {sorted(unknown)}; known: {list(VARIANTS)}")
+        bad = set(self.sweep) - {"sft", "branchpo", "trajectory_dpo"}
+        if bad:
+            raise ValueError(f"safebranch.sweep: unknown phase(s) {sorted(bad)}; known: sft, branchpo, trajectory_dpo")
+
+
+@dataclass(frozen=True)
+class PromoteConfig:
+    """``promote``: the champion rule for the registry (``python -m flows.promote``)."""
+
+    registered_model: str = "actor"
+    max_sr_drop: float = 0.1  # a candidate may lose at most this much dev SR against the champion
+    tracking: dict[str, str] = dataclasses.field(default_factory=dict)

@@ -39,12 +39,27 @@ class HFActor:
         if threads:
             torch.set_num_threads(threads)
         self.name = str(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        tokenizer = AutoTokenizer.from_pretrained(model)
+        loaded = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32)
+        profile = read_profile(model) if Path(model).is_dir() else {}
+        self._setup(loaded, tokenizer, profile, max_new_tokens, batch_size, prompt_style)
+
+    @classmethod
+    def from_loaded(cls, model: Any, tokenizer: Any, profile: dict[str, object], max_new_tokens: int = 32,
+                    batch_size: int = 64) -> HFActor:
+        """Wrap a model already in memory (e.g. mid-training, for checkpoint selection); it is put in eval mode."""
+        actor = cls.__new__(cls)
+        actor.name = getattr(model, "name_or_path", "in-memory")
+        actor._setup(model, tokenizer, profile, max_new_tokens, batch_size, None)
+        return actor
+
+    def _setup(self, model: Any, tokenizer: Any, profile: dict[str, object], max_new_tokens: int, batch_size: int,
+               prompt_style: PromptStyle | None) -> None:
+        self.tokenizer = tokenizer
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32).eval()
-        profile = read_profile(model) if Path(model).is_dir() else {}
+        self.model = model.eval()
         self.prompt_style: PromptStyle = prompt_style or profile.get("prompt_style", "full")  # type: ignore[assignment]
         self.max_new_tokens = max_new_tokens
         self.batch_size = batch_size

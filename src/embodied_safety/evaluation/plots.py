@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,5 +78,29 @@ def plot_funnel(stages: dict[str, int], per_risk: dict[str, int], path: str | os
     ax2.set_title("final pairs per risk type", fontsize=10)
     ax2.invert_yaxis()
     fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def plot_series(panels: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]], path: str | os.PathLike[str],
+                title: str, xlabel: str = "step") -> Path:
+    """One panel per key, one line per series in it (e.g. dev SSR vs step, a line per variant)."""
+    from matplotlib.figure import Figure
+
+    names = list(panels) or ["(empty)"]
+    cols = min(len(names), 3)
+    rows = -(-len(names) // cols)
+    fig = Figure(figsize=(4.5 * cols, 3.2 * rows))
+    for i, name in enumerate(names):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        for label, pts in panels.get(name, {}).items():
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker=".", label=label)
+        ax.set_xlabel(xlabel)
+        ax.set_title(name, fontsize=9)
+        ax.grid(alpha=0.3)
+        if panels.get(name):
+            ax.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path)

@@ -1,0 +1,61 @@
+"""The training variants of SafeBranch Tables 2, 4, 13 and 15, as chains of phases over named data sets.
+
+All variants draw on the same rollouts and have matched-size data: 509 branch pairs for the DPO
+phases, as many trajectory pairs for Trajectory DPO, and the chosen side + replay for SFT.
+
+| variant | phases | data | Table 4 row |
+|---|---|---|---|
+| sft_only | SFT | chosen side + replay | SFT |
+| branchpo_only | BranchPO from the base actor | branch pairs | BranchPO without warm-up (Table 15) |
+| safebranch | SFT -> BranchPO | as above | Ours |
+| trajectory_dpo | trajectory DPO from the base actor | safe vs unsafe episodes | Trajectory DPO |
+| trajectory_dpo_success_matched | as above, unsafe side still succeeded | | + success-matched |
+| *_fb | the same, critic cue kept in the prompt | ``pairs_fb`` | +FB (Table 13) |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Kind = Literal["sft", "branchpo", "trajectory_dpo"]
+
+
+@dataclass(frozen=True)
+class Phase:
+    kind: Kind
+    data: str  # key into the data sets built by ``datasets``
+
+
+RECIPES: dict[str, tuple[Phase, ...]] = {
+    "sft_only": (Phase("sft", "sft"),),
+    "branchpo_only": (Phase("branchpo", "pairs"),),
+    "safebranch": (Phase("sft", "sft"), Phase("branchpo", "pairs")),
+    "trajectory_dpo": (Phase("trajectory_dpo", "trajectory"),),
+    "trajectory_dpo_success_matched": (Phase("trajectory_dpo", "trajectory_success_matched"),),
+    "sft_only_fb": (Phase("sft", "sft_fb"),),
+    "branchpo_only_fb": (Phase("branchpo", "pairs_fb"),),
+    "safebranch_fb": (Phase("sft", "sft_fb"), Phase("branchpo", "pairs_fb")),
+}
+LABELS = {
+    "base": "Base (bootstrap actor)", "sft_only": "SFT-only", "branchpo_only": "BranchPO-only",
+    "safebranch": "SafeBranch (SFT -> BranchPO)", "trajectory_dpo": "Trajectory DPO",
+    "trajectory_dpo_success_matched": "+ success-matched", "sft_only_fb": "SFT-only +FB",
+    "branchpo_only_fb": "BranchPO-only +FB", "safebranch_fb": "SafeBranch +FB",
+}
+# the variant whose dev result picks each phase's learning rate in the sweep
+SWEEP_VARIANT: dict[Kind, str] = {"sft": "sft_only", "branchpo": "safebranch", "trajectory_dpo": "trajectory_dpo"}
+
+
+def datasets(pairs: list[dict[str, Any]], pairs_fb: list[dict[str, Any]], sft: list[dict[str, Any]],
+             replay: list[dict[str, Any]], trajectory: list[dict[str, Any]],
+             trajectory_success_matched: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The named data sets the phases train on. ``sft_fb`` = the +FB prompts with the chosen side, plus replay."""
+    sft_fb = [{"messages": p["prompt"] + p["chosen"], "pair_id": p["pair_id"], "task": p["task"]} for p in pairs_fb]
+    return {"pairs": pairs, "pairs_fb": pairs_fb, "sft": sft + replay, "sft_fb": sft_fb + replay,
+            "trajectory": trajectory, "trajectory_success_matched": trajectory_success_matched}
+
+
+def chain_key(phases: tuple[Phase, ...], lrs: dict[Kind, float]) -> str:
+    """Directory name of a phase chain; variants sharing a prefix (SFT-only, SafeBranch) share its checkpoint."""
+    return "__".join(f"{p.kind}-{p.data}-lr{lrs[p.kind]:g}" for p in phases)
