@@ -35,7 +35,7 @@ from embodied_safety.manifest import write_manifest
 from embodied_safety.records import Trajectory
 from embodied_safety.train.safebranch import TrainResult, train_branchpo, train_sft
 from embodied_safety.train.trajectory_dpo import train_trajectory_dpo, trajectory_pairs
-from embodied_safety.train.variants import LABELS, RECIPES, SWEEP_VARIANT, Kind, Phase, chain_key, datasets
+from embodied_safety.train.variants import LABELS, RECIPES, SWEEPS, Kind, Phase, chain_key, datasets, lrs_for
 from flows.promote import promote
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, register_model_dir, tracking_config
 
@@ -94,6 +94,7 @@ class Run:
     eval: dict[str, float] = dataclasses.field(default_factory=dict)
     risks: dict[str, dict] = dataclasses.field(default_factory=dict)
     version: str | None = None
+    sweep_key: str = ""  # set on sweep points
 
     @property
     def dev(self) -> dict[str, float]:
@@ -191,31 +192,34 @@ def table16(risks: dict[str, list[dict[str, dict]]], splits: tuple[str, ...]) ->
 
 
 def sweep(trainer: Trainer, cfg: SafeBranchConfig, seed: int) -> tuple[dict[str, float], list[Run]]:
-    """Pick each phase's learning rate by the dev result of its sweep variant (SFT first: BranchPO builds on it)."""
-    lrs = {k: float(getattr(cfg, k)["learning_rate"]) for k in ("sft", "branchpo", "trajectory_dpo")}
+    """Pick learning rates by the dev result of each sweep key's variant (``variants.SWEEPS``, in order)."""
+    picks = {k: float(getattr(cfg, k)["learning_rate"]) for k in ("sft", "branchpo", "trajectory_dpo")}
     runs: list[Run] = []
-    for kind in ("sft", "branchpo", "trajectory_dpo"):
-        variant = SWEEP_VARIANT[kind]  # type: ignore[index]
-        if not cfg.sweep.get(kind) or variant not in cfg.variants:
+    for key, (kind, variant) in SWEEPS.items():
+        if not cfg.sweep.get(key) or variant not in cfg.variants:
             continue
-        points = [trainer.run(variant, seed, {**lrs, kind: float(lr)}, register=False, tag="sweep-") for lr in cfg.sweep[kind]]
+        points = [trainer.run(variant, seed, lrs_for(variant, {**picks, key: float(lr)}), register=False, tag=f"sweep-{key}-")
+                  for lr in cfg.sweep[key]]
         best = max(points, key=lambda r: (r.dev.get("ssr", 0.0), r.dev.get("sr", 0.0)))
-        lrs[kind] = best.lrs[kind]
+        picks[key] = best.lrs[kind]
+        for r in points:
+            r.sweep_key = key
         runs += points
-        print(f"sweep {kind}: " + ", ".join(f"lr {r.lrs[kind]:g} dev SSR {r.dev.get('ssr', 0):.3f} SR {r.dev.get('sr', 0):.3f}"
-                                            for r in points) + f" -> {lrs[kind]:g}")
-    return lrs, runs
+        print(f"sweep {key}: " + ", ".join(f"lr {r.lrs[kind]:g} dev SSR {r.dev.get('ssr', 0):.3f} SR {r.dev.get('sr', 0):.3f}"
+                                           for r in points) + f" -> {picks[key]:g}")
+    return picks, runs
 
 
-def sweep_table(runs: list[Run], chosen: dict[str, float], splits: tuple[str, ...]) -> str:
-    lines = ["| phase (variant) | lr | selected step | dev SR | dev SSR | final reward acc. | "
+def sweep_table(runs: list[Run], picks: dict[str, float], splits: tuple[str, ...]) -> str:
+    lines = ["| sweep (variant) | lr | selected step | dev SR | dev SSR | final reward acc. | "
              + " | ".join(f"{s} SR | {s} SSR" for s in splits) + " |", "|" + "---|" * (6 + 2 * len(splits))]
     for r in runs:
         kind = r.phases[-1]["kind"]
         acc = [m["dpo/rewards/accuracies"] for m, _ in r.phases[-1]["history"] if "dpo/rewards/accuracies" in m]
-        mark = " **(picked)**" if chosen[kind] == r.lrs[kind] else ""
-        lines.append(f"| {kind} ({r.variant}) | {r.lrs[kind]:g}{mark} | {r.phases[-1]['metrics'].get(('sft' if kind == 'sft' else 'dpo') + '_dev/best_step', 0):.0f} | "
-                     f"{r.dev.get('sr', 0):.3f} | {r.dev.get('ssr', 0):.3f} | {f'{acc[-1]:.2f}' if acc else '-'} | "
+        mark = " **(picked)**" if picks[r.sweep_key] == r.lrs[kind] else ""
+        step = r.phases[-1]["metrics"].get(("sft" if kind == "sft" else "dpo") + "_dev/best_step", 0)
+        lines.append(f"| {r.sweep_key} ({r.variant}) | {r.lrs[kind]:g}{mark} | {step:.0f} | {r.dev.get('sr', 0):.3f} | "
+                     f"{r.dev.get('ssr', 0):.3f} | {f'{acc[-1]:.2f}' if acc else '-'} | "
                      + " | ".join(f"{r.eval[f'{s}/sr']:.3f} | {r.eval[f'{s}/ssr']:.3f}" for s in splits) + " |")
     return "\n".join(lines) + "\n"
 
@@ -238,7 +242,7 @@ def _plots(out: Path, runs: list[Run], sweep_runs: list[Run], risks: dict[str, d
             kind = r.phases[-1]["kind"]
             per_epoch = r.phases[-1]["steps_per_epoch"]
             for k in ("ssr", "sr"):
-                panels[f"{kind}: dev {k.upper()}"][f"lr {r.lrs[kind]:g}"] = [
+                panels[f"{r.sweep_key}: dev {k.upper()}"][f"lr {r.lrs[kind]:g}"] = [
                     (p["step"] / per_epoch, p[k]) for p in r.phases[-1]["curve"]]
         paths.append(plot_series(panels, out / "sweep_curves.png", "Sweep: dev SR / SSR against epochs per learning rate",
                                  xlabel="epoch"))
@@ -261,7 +265,7 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
     print("data: " + ", ".join(f"{k} {len(v)}" for k, v in data.items()))
     trainer = Trainer(cfg, base, data, splits, out)
     lrs, sweep_runs = sweep(trainer, cfg, cfg.seeds[0])
-    runs = [trainer.run(v, seed, lrs, register=True) for seed in cfg.seeds for v in cfg.variants]
+    runs = [trainer.run(v, seed, lrs_for(v, lrs), register=True) for seed in cfg.seeds for v in cfg.variants]
     base_eval, base_risks = eval_task(base, splits, cfg.eval_splits)
     rows: dict[str, list[dict[str, float]]] = {"base": [base_eval]}
     for r in runs:
@@ -274,7 +278,7 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
                       + table13(rows, cfg.eval_splits[0]))
     sb_risks = [r.risks for r in runs if r.variant == "safebranch"]
     atomic_write_text(out / "table16.md", f"# Table 16: per-risk-type SRec, safe/total summed over seeds ({seeds})\n\n"
-                      + table16({"base": [base_risks], "SafeBranch": sb_risks}, cfg.eval_splits))
+                      + table16({"base (1 run, deterministic)": [base_risks], "SafeBranch": sb_risks}, cfg.eval_splits))
     atomic_write_text(out / "sweep.md", f"# Learning-rate sweep (seed {cfg.seeds[0]}; picked by dev SSR, ties SR)\n\n"
                       + sweep_table(sweep_runs, lrs, cfg.eval_splits))
     summed = {s: {risk: [sum(r[s][risk][i] for r in sb_risks if risk in r[s]) for i in (0, 1)]

@@ -168,9 +168,10 @@ class SafeBranchConfig:
     """``safebranch``: the Table 2 / 4 / 13 variants over seeds (SafeBranch §4.1-4.2, App. F, Table 5).
 
     ``sft`` / ``branchpo`` / ``trajectory_dpo`` hold TRL field names (``SFTConfig`` / ``DPOConfig``).
-    ``sweep`` lists learning rates per phase (``sft``, ``branchpo``, ``trajectory_dpo``): the first
-    seed trains each, the dev split picks one by (SSR, SR), and every variant then uses that phase's
-    pick (App. F.5: selection by rollouts, never by reward accuracy). An empty list keeps params' rate.
+    ``sweep`` lists learning rates per sweep key (``sft``, ``branchpo`` via SafeBranch, ``branchpo_only``,
+    ``trajectory_dpo``): the first seed trains each, the dev split picks one by (SSR, SR), and every
+    variant then uses its picks (App. F.5: selection by rollouts, never by reward accuracy). A
+    missing key keeps params' rate.
     """
 
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -187,7 +188,8 @@ class SafeBranchConfig:
         "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 1e-5, "beta": 0.1,
         "max_length": 512, "logging_steps": 10})
     sweep: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=lambda: {
-        "sft": (3e-4, 1e-3, 3e-3), "branchpo": (1e-5, 1e-4, 1e-3), "trajectory_dpo": (1e-5, 1e-4, 1e-3)})
+        "sft": (3e-4, 1e-3, 3e-3), "branchpo": (1e-5, 1e-4, 1e-3), "branchpo_only": (1e-5, 1e-4, 1e-3),
+        "trajectory_dpo": (1e-5, 1e-4, 1e-3)})
     dev_split: str = "dev"
     eval_every: dict[str, int] = dataclasses.field(default_factory=lambda: {  # optimizer steps between dev-split
         "sft": 20, "branchpo": 4, "trajectory_dpo": 4})                    # evaluations per phase (F.5)
@@ -199,9 +201,10 @@ class SafeBranchConfig:
         unknown = set(self.variants) - set(VARIANTS)
         if unknown:
             raise ValueError(f"safebranch.variants: unknown {sorted(unknown)}; known: {list(VARIANTS)}")
-        bad = set(self.sweep) - {"sft", "branchpo", "trajectory_dpo"}
+        bad = set(self.sweep) - {"sft", "branchpo", "branchpo_only", "trajectory_dpo"}
         if bad:
-            raise ValueError(f"safebranch.sweep: unknown phase(s) {sorted(bad)}; known: sft, branchpo, trajectory_dpo")
+            raise ValueError(f"safebranch.sweep: unknown key(s) {sorted(bad)}; known: sft, branchpo, branchpo_only, "
+                             "trajectory_dpo")
 
 
 @dataclass(frozen=True)

@@ -107,3 +107,12 @@ def test_every_variant_names_data_that_exists():
     sets = datasets([{"prompt": [], "chosen": [], "pair_id": "p", "task": "t"}], [{"prompt": [], "chosen": [], "pair_id": "p", "task": "t"}],
                     [], [], [], [])
     assert all(p.data in sets for phases in RECIPES.values() for p in phases)
+
+
+def test_branchpo_only_uses_its_own_sweep_pick_and_everyone_else_the_phase_pick():
+    from embodied_safety.train.variants import lrs_for
+
+    picks = {"sft": 3e-3, "branchpo": 1e-5, "branchpo_only": 1e-4, "trajectory_dpo": 1e-4}
+    assert lrs_for("safebranch", picks)["branchpo"] == 1e-5
+    assert lrs_for("branchpo_only", picks)["branchpo"] == lrs_for("branchpo_only_fb", picks)["branchpo"] == 1e-4
+    assert lrs_for("branchpo_only", {k: v for k, v in picks.items() if k != "branchpo_only"})["branchpo"] == 1e-5

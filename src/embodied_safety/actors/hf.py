@@ -83,7 +83,8 @@ class HFActor:
         kwargs = {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0} if sample else {"do_sample": False}
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]
-            enc = self.tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False)
+            enc = self.tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True,
+                                 add_special_tokens=False).to(self.model.device)  # the model may sit on a GPU
             if self.grammar_ids is not None:
                 kwargs["logits_processor"] = [_CopyOrGrammar(enc["input_ids"], self.grammar_ids, len(self.tokenizer))]
             with torch.inference_mode():
@@ -102,7 +103,7 @@ class _CopyOrGrammar:
     def __init__(self, input_ids: Any, grammar_ids: list[int], vocab_size: int) -> None:
         import torch
 
-        mask = torch.zeros(input_ids.shape[0], vocab_size, dtype=torch.bool)
+        mask = torch.zeros(input_ids.shape[0], vocab_size, dtype=torch.bool, device=input_ids.device)
         mask[:, grammar_ids] = True
         mask.scatter_(1, input_ids, True)
         self.blocked = ~mask

@@ -43,8 +43,18 @@ LABELS = {
     "trajectory_dpo_success_matched": "+ success-matched", "sft_only_fb": "SFT-only +FB",
     "branchpo_only_fb": "BranchPO-only +FB", "safebranch_fb": "SafeBranch +FB",
 }
-# the variant whose dev result picks each phase's learning rate in the sweep
-SWEEP_VARIANT: dict[Kind, str] = {"sft": "sft_only", "branchpo": "safebranch", "trajectory_dpo": "trajectory_dpo"}
+# sweep key -> (the phase whose learning rate it picks, the variant whose dev result picks it).
+# SFT is swept first: SafeBranch's BranchPO sweep builds on the picked SFT checkpoint.
+SWEEPS: dict[str, tuple[Kind, str]] = {"sft": ("sft", "sft_only"), "branchpo": ("branchpo", "safebranch"),
+                                       "branchpo_only": ("branchpo", "branchpo_only"),
+                                       "trajectory_dpo": ("trajectory_dpo", "trajectory_dpo")}
+
+
+def lrs_for(variant: str, picks: dict[str, float]) -> dict[str, float]:
+    """Learning rate per phase kind for ``variant``: BranchPO-only (and its +FB twin) use their own
+    sweep's pick when there is one, every other variant its phases' picks."""
+    own = "branchpo_only" if variant.removesuffix("_fb") == "branchpo_only" and "branchpo_only" in picks else "branchpo"
+    return {"sft": picks["sft"], "branchpo": picks[own], "trajectory_dpo": picks["trajectory_dpo"]}
 
 
 def datasets(pairs: list[dict[str, Any]], pairs_fb: list[dict[str, Any]], sft: list[dict[str, Any]],
