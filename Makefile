@@ -17,7 +17,7 @@ export HF_HUB_OFFLINE := 1
 export MUJOCO_GL := egl
 export MPLBACKEND := Agg
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench clean server server-stop
 
 setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
@@ -34,6 +34,12 @@ $(STAMP): pyproject.toml
 demo: setup  ## run the whole pipeline with DVC (stages run as Prefect flows), then show metrics
 	dvc repro
 	dvc metrics show
+
+server: setup  ## Prefect server + MLflow server on 127.0.0.1, work pools cpu/gpu, deployments, a cpu worker
+	deployments/services.sh start
+
+server-stop:  ## stop what `make server` started
+	deployments/services.sh stop
 
 test: setup  ## the test suite (unit, flow and smoke tiers; slow tests included)
 	pytest -q

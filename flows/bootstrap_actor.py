@@ -22,6 +22,7 @@ from embodied_safety.evaluation.actor_eval import evaluate_actor, feedback_follo
 from embodied_safety.evaluation.plots import plot_curves
 from embodied_safety.io import replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
+from flows._link import run_stage
 from tasks.actors import train_bootstrap_task
 from tasks.tracking import log_metrics, mlflow_run, register_model_dir, tracking_config
 
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args(argv)
-    bootstrap_actor(load_params("bootstrap_actor", BootstrapActorConfig, args.params))
+    run_stage(bootstrap_actor, load_params("bootstrap_actor", BootstrapActorConfig, args.params))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from embodied_safety.evaluation.plots import plot_funnel
 from embodied_safety.io import read_json, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
 from embodied_safety.records import Trajectory
+from flows._link import run_stage
 from tasks.branches import collect_task, invariants_task, judge_task
 from tasks.tracking import resolve_actor
 
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg = load_params("branches", BranchesConfig, args.params)
     if not cfg.actor:  # default: the same actor the rollouts stage used
         cfg = dataclasses.replace(cfg, actor=load_params("rollouts", RolloutsConfig, args.params).actor)
-    branches(cfg)
+    run_stage(branches, cfg)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from prefect import flow
 from embodied_safety.config import EvaluateScriptedConfig, load_params
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
+from flows._link import run_stage
 from tasks.household import evaluate_dir_task
 
 SPLITS_DIR = Path("data/household/splits")
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args(argv)
-    evaluate_scripted(load_params("evaluate_scripted", EvaluateScriptedConfig, args.params))
+    run_stage(evaluate_scripted, load_params("evaluate_scripted", EvaluateScriptedConfig, args.params))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from embodied_safety.config import HouseholdSuiteConfig, load_params
 from embodied_safety.envs.household.suite.stats import suite_metrics
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
+from flows._link import run_stage
 from tasks.household import behavior_coverage_task, generate_suite_task, write_split_task
 
 OUT = Path("data/household")
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--params", default="params.yaml")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    household_suite(load_params("household_suite", HouseholdSuiteConfig, args.params), args.out)
+    run_stage(household_suite, load_params("household_suite", HouseholdSuiteConfig, args.params), args.out)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from embodied_safety.manifest import write_manifest
 from embodied_safety.rollout.collect import Progress, chunks, rollout_metrics, shard_specs
 from embodied_safety.rollout.runner import RolloutSettings
 from embodied_safety.rollout.shards import ShardStore
+from flows._link import run_stage
 from tasks.actors import rollout_chunk_task
 from tasks.tracking import resolve_actor
 
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg = load_params("rollouts", RolloutsConfig, args.params)
     runner = _task_runner(cfg)
     flow_fn = rollouts.with_options(task_runner=runner) if runner is not None else rollouts
-    flow_fn(cfg, retry_failed=args.retry_failed)
+    run_stage(flow_fn, cfg, retry_failed=args.retry_failed)
 
 
 if __name__ == "__main__":

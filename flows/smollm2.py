@@ -13,6 +13,7 @@ from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.actors.smollm2 import convert_smollm2
 from embodied_safety.manifest import write_manifest
+from flows._link import run_stage
 
 OUT = Path("models/smollm2")
 
@@ -31,4 +32,4 @@ def smollm2(out: Path = OUT) -> Path:
 
 
 if __name__ == "__main__":
-    smollm2()
+    run_stage(smollm2)

@@ -45,3 +45,21 @@ def test_dvc_repro_fresh_copy(tmp_path, venv_env):
     (repo / "params.yaml").write_text(yaml.safe_dump(params))
     changed = run(["dvc", "repro", *stages], repo, venv_env)
     assert "Running stage 'evaluate_scripted'" in changed and "Running stage 'household_suite'" not in changed
+
+    # the default remote is a local directory (.dvc/config): push, lose cache and outputs, pull back
+    metrics_file = repo / "data/household/eval/golden/test/metrics.json"
+    before = metrics_file.read_bytes()
+    assert "pushed" in run(["dvc", "push", *stages], repo, venv_env).lower()
+    assert any((repo / ".dvc-remote").rglob("*"))
+    shutil.rmtree(repo / ".dvc" / "cache")
+    shutil.rmtree(repo / "data" / "household" / "eval")
+    run(["dvc", "pull", *stages], repo, venv_env)
+    assert metrics_file.read_bytes() == before
+    assert "up to date" in run(["dvc", "status", *stages], repo, venv_env).lower()
+
+    # a sweep point as a DVC experiment: only the stage whose param changed runs
+    run(["git", "add", "-A"], repo, venv_env)
+    run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "y"], repo, venv_env)
+    exp = run(["dvc", "exp", "run", "-S", "evaluate_scripted.extra_steps=7", *stages], repo, venv_env)
+    assert "Running stage 'evaluate_scripted'" in exp and "Running stage 'household_suite'" not in exp
+    assert "extra_steps" in run(["dvc", "exp", "show", "--no-pager", "--csv"], repo, venv_env)

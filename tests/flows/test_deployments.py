@@ -1,0 +1,128 @@
+"""The nightly deployment end to end against a real Prefect server on loopback: deploy
+deployments/prefect.yaml, trigger a run through the API, let a process worker execute it, and check
+through the API that every DVC stage ran as a child flow run of the pipeline's dvc-repro task."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+STAGES = ["household_suite", "evaluate_scripted"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _api(url: str, body: dict | None = None) -> object:
+    req = urllib.request.Request(url, data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Content-Type": "application/json"}, method="POST" if body is not None else "GET")
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.loads(resp.read())
+
+
+def _copy_repo(dst: Path, env: dict) -> None:
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, env=env,
+                           check=True, capture_output=True, text=True).stdout.split()
+    for f in files:
+        if (ROOT / f).is_file():
+            (dst / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / f, dst / f)
+    (dst / "dvc.lock").unlink(missing_ok=True)
+    params = yaml.safe_load((dst / "params.yaml").read_text())
+    params["household_suite"].update(per_template=6, n_dev=1, n_test=1, behavior_coverage=False)
+    params["evaluate_scripted"].update(policies=["golden"], splits=["test"])
+    (dst / "params.yaml").write_text(yaml.safe_dump(params))
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x"]):
+        subprocess.run(cmd, cwd=dst, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def server(tmp_path, venv_env):
+    port = _free_port()
+    env = {**venv_env, "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_API_URL": f"http://127.0.0.1:{port}/api"}
+    env.pop("PREFECT__FLOW_RUN_ID", None)
+    bin_dir = Path(sys.executable).parent
+    proc = subprocess.Popen([str(bin_dir / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{env['PREFECT_API_URL']}/health", timeout=2)
+                break
+            except OSError:
+                time.sleep(1)
+        else:
+            pytest.fail("Prefect server did not become healthy in 120 s")
+        yield env
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_nightly_deployment_runs_dvc_stages_as_linked_subflows(tmp_path, server):
+    env = server
+    api = env["PREFECT_API_URL"]
+    prefect = str(Path(sys.executable).parent / "prefect")
+    repo = tmp_path / "repo"
+    _copy_repo(repo, env)
+
+    def cli(*args: str) -> str:
+        out = subprocess.run([prefect, "--no-prompt", *args], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return out.stdout
+
+    cli("work-pool", "create", "cpu", "--type", "process")
+    cli("deploy", "--prefect-file", "deployments/prefect.yaml", "--name", "nightly")
+    deployment = _api(f"{api}/deployments/name/pipeline/nightly")
+    assert deployment["schedules"] and deployment["schedules"][0]["schedule"]["cron"] == "0 3 * * *"
+    run = _api(f"{api}/deployments/{deployment['id']}/create_flow_run",
+               {"parameters": {"stages": STAGES, "push": True}})
+    worker = subprocess.Popen([prefect, "worker", "start", "--pool", "cpu"], cwd=repo, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 600
+        while time.time() < deadline:
+            state = _api(f"{api}/flow_runs/{run['id']}")["state"]["type"]
+            if state in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
+                break
+            time.sleep(2)
+    finally:
+        os.killpg(worker.pid, signal.SIGINT)
+        try:
+            worker.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+    assert state == "COMPLETED", state
+
+    parent_tasks = _api(f"{api}/task_runs/filter", {"flow_runs": {"id": {"any_": [run["id"]]}}})
+    assert {t["name"].rsplit("-", 1)[0] for t in parent_tasks} >= {"dvc-repro", "dvc-push"}
+    repro_task = next(t for t in parent_tasks if t["name"].startswith("dvc-repro"))
+    children = _api(f"{api}/flow_runs/filter", {"flow_runs": {"parent_task_run_id": {"any_": [repro_task["id"]]}}})
+    assert sorted(c["name"] for c in children) and len(children) == len(STAGES)
+    flows = {f["id"]: f["name"] for f in _api(f"{api}/flows/filter", {})}
+    assert sorted(flows[c["flow_id"]] for c in children) == sorted(STAGES)
+    for c in children:
+        assert c["state"]["type"] == "COMPLETED" and f"parent-flow-run:{run['id']}" in c["tags"]
+        child_tasks = _api(f"{api}/task_runs/filter", {"flow_runs": {"id": {"any_": [c["id"]]}}})
+        assert child_tasks and all(t["state"]["type"] == "COMPLETED" for t in child_tasks)
+    assert (repo / "data/household/eval/golden/test/metrics.json").is_file()
+    assert any((repo / ".dvc-remote").rglob("*"))  # dvc push ran
