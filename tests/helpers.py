@@ -104,3 +104,43 @@ class GoldenUnsafeActor:
                     j += 1
             out.append(plan[j] if j < len(plan) else "DONE()")
         return out
+
+
+def copy_repo(dst, env, tiny: dict[str, dict]) -> None:
+    """A committed copy of this repository (tracked + untracked-not-ignored files, no dvc.lock) at
+    ``dst``, with ``tiny`` merged into params.yaml sections: what a fresh clone sees."""
+    import shutil
+    import subprocess
+
+    import yaml
+
+    from tests.conftest import ROOT
+
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, env=env,
+                           check=True, capture_output=True, text=True).stdout.split()
+    for f in files:
+        if (ROOT / f).is_file():
+            (dst / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / f, dst / f)
+    (dst / "dvc.lock").unlink(missing_ok=True)
+    params = yaml.safe_load((dst / "params.yaml").read_text())
+    for section, values in tiny.items():
+        params[section].update(values)
+    (dst / "params.yaml").write_text(yaml.safe_dump(params))
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x"]):
+        subprocess.run(cmd, cwd=dst, env=env, check=True, capture_output=True)
+
+
+def stop_process_group(proc, timeout: float = 20) -> None:
+    """SIGINT a process started with ``start_new_session=True`` and its children; SIGKILL if it lingers."""
+    import os
+    import signal
+    import subprocess
+
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -3,9 +3,6 @@ deployments/prefect.yaml, trigger a run through the API, let a process worker ex
 through the API that every DVC stage ran as a child flow run of the pipeline's dvc-repro task."""
 
 import json
-import os
-import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -14,9 +11,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.conftest import ROOT
+from tests.helpers import copy_repo, stop_process_group
 
 pytestmark = pytest.mark.slow
 STAGES = ["household_suite", "evaluate_scripted"]
@@ -33,23 +29,6 @@ def _api(url: str, body: dict | None = None) -> object:
                                  headers={"Content-Type": "application/json"}, method="POST" if body is not None else "GET")
     with urllib.request.urlopen(req, timeout=30) as resp:
         return json.loads(resp.read())
-
-
-def _copy_repo(dst: Path, env: dict) -> None:
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, env=env,
-                           check=True, capture_output=True, text=True).stdout.split()
-    for f in files:
-        if (ROOT / f).is_file():
-            (dst / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / f, dst / f)
-    (dst / "dvc.lock").unlink(missing_ok=True)
-    params = yaml.safe_load((dst / "params.yaml").read_text())
-    params["household_suite"].update(per_template=6, n_dev=1, n_test=1, behavior_coverage=False)
-    params["evaluate_scripted"].update(policies=["golden"], splits=["test"])
-    (dst / "params.yaml").write_text(yaml.safe_dump(params))
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
-                ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x"]):
-        subprocess.run(cmd, cwd=dst, env=env, check=True, capture_output=True)
 
 
 @pytest.fixture
@@ -71,11 +50,7 @@ def server(tmp_path, venv_env):
             pytest.fail("Prefect server did not become healthy in 120 s")
         yield env
     finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        stop_process_group(proc)
 
 
 def test_nightly_deployment_runs_dvc_stages_as_linked_subflows(tmp_path, server):
@@ -83,7 +58,8 @@ def test_nightly_deployment_runs_dvc_stages_as_linked_subflows(tmp_path, server)
     api = env["PREFECT_API_URL"]
     prefect = str(Path(sys.executable).parent / "prefect")
     repo = tmp_path / "repo"
-    _copy_repo(repo, env)
+    copy_repo(repo, env, {"household_suite": dict(per_template=6, n_dev=1, n_test=1, behavior_coverage=False),
+                          "evaluate_scripted": dict(policies=["golden"], splits=["test"])})
 
     def cli(*args: str) -> str:
         out = subprocess.run([prefect, "--no-prompt", *args], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
@@ -106,11 +82,7 @@ def test_nightly_deployment_runs_dvc_stages_as_linked_subflows(tmp_path, server)
                 break
             time.sleep(2)
     finally:
-        os.killpg(worker.pid, signal.SIGINT)
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
+        stop_process_group(worker)
     assert state == "COMPLETED", state
 
     parent_tasks = _api(f"{api}/task_runs/filter", {"flow_runs": {"id": {"any_": [run["id"]]}}})

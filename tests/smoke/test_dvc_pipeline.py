@@ -6,7 +6,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.helpers import copy_repo
 
 pytestmark = pytest.mark.slow
 
@@ -16,19 +16,11 @@ def run(cmd, cwd, env):
 
 
 def test_dvc_repro_fresh_copy(tmp_path, venv_env):
-    files = run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], ROOT, venv_env).split()
     repo = tmp_path / "repo"
-    for f in files:
-        if (ROOT / f).is_file():
-            (repo / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / f, repo / f)
-    (repo / "dvc.lock").unlink(missing_ok=True)
+    copy_repo(repo, venv_env, {"household_suite": dict(per_template=6, n_dev=1, n_test=1, behavior_coverage=False),
+                               "evaluate_scripted": dict(policies=["golden", "golden_unsafe"],
+                                                         splits=["test", "ood_objectshift"])})
     params = yaml.safe_load((repo / "params.yaml").read_text())
-    params["household_suite"].update(per_template=6, n_dev=1, n_test=1, behavior_coverage=False)
-    params["evaluate_scripted"].update(policies=["golden", "golden_unsafe"], splits=["test", "ood_objectshift"])
-    (repo / "params.yaml").write_text(yaml.safe_dump(params))
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x"]):
-        run(cmd, repo, venv_env)
 
     stages = ["household_suite", "evaluate_scripted"]  # the actor stages have their own smoke test
     out = run(["dvc", "repro", *stages], repo, venv_env)
