@@ -15,11 +15,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import tasks  # noqa: F401  (environment defaults)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # flows/ and tasks/ live at the repo root
+import tasks  # noqa: E402, F401  (environment defaults)
 from embodied_safety.actors.load import actor_id, load_actor
 from embodied_safety.config import ActorConfig, RolloutsConfig, load_params
 from embodied_safety.envs.household.env import load_task_dir
