@@ -33,7 +33,8 @@ from embodied_safety.evaluation.plots import plot_per_risk, plot_series
 from embodied_safety.io import atomic_write_text, read_json, read_jsonl, write_json
 from embodied_safety.manifest import write_manifest
 from embodied_safety.records import Trajectory
-from embodied_safety.train.safebranch import TrainResult, train_branchpo, train_sft
+from embodied_safety.train.common import TrainResult
+from embodied_safety.train.safebranch import train_branchpo, train_sft
 from embodied_safety.train.trajectory_dpo import train_trajectory_dpo, trajectory_pairs
 from embodied_safety.train.variants import LABELS, RECIPES, SWEEPS, Kind, Phase, chain_key, datasets, lrs_for
 from flows.promote import promote

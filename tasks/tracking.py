@@ -111,16 +111,14 @@ def resolve_model_uri(uri: str, cfg: TrackingConfig, cache_root: str | Path = ".
         name, version = ref.rsplit("/", 1)
         mv = client.get_model_version(name, version)
     dst = Path(cache_root) / name / str(mv.version)
-    if not (dst / "config.json").is_file():
-        tmp = dst.parent / f".{dst.name}.tmp"
+    if not (dst / "config.json").is_file():  # download into a scratch dir, then one rename
         import shutil
 
+        tmp = dst.parent / f".{dst.name}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        got = Path(mlflow.artifacts.download_artifacts(artifact_uri=f"models:/{name}/{mv.version}", dst_path=str(tmp)))
+        mlflow.artifacts.download_artifacts(artifact_uri=f"models:/{name}/{mv.version}", dst_path=str(tmp))
         shutil.rmtree(dst, ignore_errors=True)
-        got.rename(dst) if got != tmp else tmp.rename(dst)
-        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.rename(dst)
     return dst
 
 

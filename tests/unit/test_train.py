@@ -74,7 +74,7 @@ def test_lora_trains_every_adapter_weight_and_saves_a_merged_actor(tmp_path, kin
 
     module = {"sft": "safebranch", "branchpo": "safebranch", "trajectory_dpo": "trajectory_dpo"}[kind]
     monkeypatch.setattr(f"embodied_safety.train.{module}.load_trainable", load)
-    monkeypatch.setattr(f"embodied_safety.train.{module}.save_actor", save)
+    monkeypatch.setattr("embodied_safety.train.common.save_actor", save)
     train, data, cfg = {"sft": (train_sft, SFT_ROWS, STEPS), "branchpo": (train_branchpo, PAIRS, DPO),
                         "trajectory_dpo": (train_trajectory_dpo, TRAJ, DPO)}[kind]
     train(base, data, tmp_path / "out", cfg, seed=0, peft=LORA)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,30 @@ class Selector:
         if self.best is None:
             return {}
         return {f"{self.prefix}/best_{k}": v for k, v in self.best.items()}
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    metrics: dict[str, float]
+    curve: list[dict[str, float]]  # dev-split points {"step", "sr", "ssr", "srec", ...}; empty without selection
+
+
+def finish(model: Any, tokenizer: Any, start: Path, out: Path, selector: Selector,
+           metrics: dict[str, float]) -> TrainResult:
+    """Every phase ends the same way: restore the dev-selected state, save the actor dir, report."""
+    selector.restore_best(model)
+    save_actor(model.to("cpu"), tokenizer, start, out)
+    return TrainResult({**metrics, **selector.summary()}, selector.curve)
+
+
+def run_trl(trainer: Any, tokenizer: Any, start: Path, out: Path, selector: Selector, prefix: str,
+            counts: dict[str, float]) -> TrainResult:
+    """Train a TRL trainer built with ``trainer_callbacks(..., selector)`` and ``finish``."""
+    t0 = time.time()
+    result = trainer.train()
+    return finish(trainer.model, tokenizer, start, out, selector, {
+        f"{prefix}/loss": float(result.training_loss), f"{prefix}/seconds": time.time() - t0,
+        **{f"{prefix}/{k}": v for k, v in counts.items()}, f"{prefix}/steps": float(result.global_step)})
 
 
 def trainer_callbacks(log: Log | None, prefix: str, selector: Selector) -> list[Any]:

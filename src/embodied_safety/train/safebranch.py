@@ -12,19 +12,11 @@ the dev-selected checkpoint when an ``evaluate`` function is given (``common.Sel
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .common import Evaluate, Log, Selector, load_trainable, save_actor, trainer_callbacks, trl_args
-
-
-@dataclass(frozen=True)
-class TrainResult:
-    metrics: dict[str, float]
-    curve: list[dict[str, float]]  # dev-split points {"step", "sr", "ssr", "srec", ...}; empty without selection
+from .common import Evaluate, Log, Selector, TrainResult, load_trainable, run_trl, trainer_callbacks, trl_args
 
 
 def sft_rows_to_dataset(rows: Sequence[dict[str, Any]]) -> Any:
@@ -46,13 +38,7 @@ def train_sft(start: str | os.PathLike[str], rows: Sequence[dict[str, Any]], out
     selector = Selector(evaluate, eval_every, start, log, "sft_dev")
     trainer = SFTTrainer(model=model, args=trl_args(SFTConfig, out, seed, sft), train_dataset=sft_rows_to_dataset(rows),
                          processing_class=tok, callbacks=trainer_callbacks(log, "sft", selector))
-    t0 = time.time()
-    result = trainer.train()
-    selector.restore_best(trainer.model)
-    save_actor(trainer.model, tok, start, out)
-    metrics = {"sft/loss": float(result.training_loss), "sft/seconds": time.time() - t0,
-               "sft/examples": float(len(rows)), "sft/steps": float(result.global_step), **selector.summary()}
-    return TrainResult(metrics, selector.curve)
+    return run_trl(trainer, tok, start, out, selector, "sft", {"examples": float(len(rows))})
 
 
 def train_branchpo(start: str | os.PathLike[str], pairs: Sequence[dict[str, Any]], out: str | os.PathLike[str],
@@ -79,10 +65,4 @@ def train_branchpo(start: str | os.PathLike[str], pairs: Sequence[dict[str, Any]
     selector = Selector(evaluate, eval_every, start, log, "dpo_dev")
     trainer = DPOTrainer(model=policy, ref_model=ref, args=trl_args(DPOConfig, out, seed, dpo), train_dataset=data,
                          processing_class=tok, callbacks=trainer_callbacks(log, "dpo", selector))
-    t0 = time.time()
-    result = trainer.train()
-    selector.restore_best(trainer.model)
-    save_actor(trainer.model, tok, start, out)
-    metrics = {"dpo/loss": float(result.training_loss), "dpo/seconds": time.time() - t0,
-               "dpo/pairs": float(len(pairs)), "dpo/steps": float(result.global_step), **selector.summary()}
-    return TrainResult(metrics, selector.curve)
+    return run_trl(trainer, tok, start, out, selector, "dpo", {"pairs": float(len(pairs))})

@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..records import Trajectory
-from .common import Evaluate, Log, Selector, load_trainable, save_actor
-from .safebranch import TrainResult
+from .common import Evaluate, Log, Selector, TrainResult, finish, load_trainable
 
 Step = tuple[str, str]  # (prompt the actor saw, its completion)
 ALLOWED = {"learning_rate", "num_train_epochs", "per_device_train_batch_size", "beta", "max_length", "logging_steps",
@@ -148,8 +147,6 @@ def train_trajectory_dpo(start: str | os.PathLike[str], pairs: Sequence[dict[str
                  "dpo/rewards/accuracies": float((rc > rr).float().mean()), "dpo/rewards/margins": float((rc - rr).mean()),
                  "dpo/learning_rate": sched.get_last_lr()[0]}, step)
         selector.step(model, step, final=step == total)
-    selector.restore_best(model)
-    save_actor(model.to("cpu"), tok, start, out)
-    metrics = {"dpo/loss": sum(losses) / max(len(losses), 1), "dpo/seconds": time.time() - t0,
-               "dpo/pairs": float(len(pairs)), "dpo/steps": float(step), **selector.summary()}
-    return TrainResult(metrics, selector.curve)
+    return finish(model, tok, start, out, selector, {"dpo/loss": sum(losses) / max(len(losses), 1),
+                                                      "dpo/seconds": time.time() - t0, "dpo/pairs": float(len(pairs)),
+                                                      "dpo/steps": float(step)})
