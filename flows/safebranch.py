@@ -110,6 +110,7 @@ class Trainer:
     def __init__(self, cfg: SafeBranchConfig, base: Path, data: dict[str, list[dict]], splits: Path, out: Path) -> None:
         self.cfg, self.base, self.data, self.splits, self.out = cfg, base, data, splits, out
         self.done: dict[tuple[int, str], tuple[Path, dict[str, Any]]] = {}
+        self.evals: dict[Path, tuple[dict[str, float], dict[str, dict]]] = {}  # a sweep point and a variant share a chain
         self.track = tracking_config(cfg.tracking)
 
     def params(self, kind: Kind, lr: float) -> dict[str, Any]:
@@ -136,7 +137,9 @@ class Trainer:
     def run(self, variant: str, seed: int, lrs: dict[str, float], register: bool, tag: str = "") -> Run:
         model, infos = self.chain(RECIPES[variant], lrs, seed)
         run = Run(variant, seed, dict(lrs), model, infos)
-        run.eval, run.risks = eval_task(model, self.splits, self.cfg.eval_splits)
+        if model not in self.evals:
+            self.evals[model] = eval_task(model, self.splits, self.cfg.eval_splits)
+        run.eval, run.risks = self.evals[model]
         name = f"{tag}{variant}-seed{seed}"
         params = {"variant": variant, "seed": seed, "learning_rates": lrs, "peft": self.cfg.peft,
                   **{p.kind: self.params(p.kind, lrs[p.kind]) for p in RECIPES[variant]}}

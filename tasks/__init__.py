@@ -2,7 +2,7 @@
 
 Retries, cache policies and tags live here only. Importing this package sets the environment
 defaults every entry point needs before ``prefect`` is imported: no analytics, a project-local
-``PREFECT_HOME`` (so runs never touch ``~/.prefect``), offline Hugging Face, no DVC analytics.
+``PREFECT_HOME`` (so runs never touch ``~/.prefect``), offline Hugging Face, no DVC or Ray usage stats.
 """
 
 from __future__ import annotations
@@ -19,5 +19,6 @@ for _key, _value in {
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
     "MPLBACKEND": "Agg",
+    "RAY_USAGE_STATS_ENABLED": "0",
 }.items():
     os.environ.setdefault(_key, _value)

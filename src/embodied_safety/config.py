@@ -137,18 +137,31 @@ class PlannerConfig:
 
 
 @dataclass(frozen=True)
-class RolloutsConfig(PlannerConfig):
+class ShardRunnerConfig:
+    """Where a stage's shard tasks run (Prefect task runners).
+
+    ``local``: in the stage's process, one after another (one batched model). ``dask`` / ``ray``: on a
+    cluster, every worker loading its own model: a local one of ``runner_workers`` processes, or an
+    existing one at ``runner_address`` (``tcp://host:8786`` for Dask, ``ray://host:10001`` or ``auto``
+    for Ray)."""
+
+    task_runner: Literal["local", "dask", "ray"] = "local"
+    runner_address: str | None = None
+    runner_workers: int = 2
+
+
+@dataclass(frozen=True)
+class RolloutsConfig(ShardRunnerConfig, PlannerConfig):
     """``rollouts``: the actor's own rollouts, shard = (task, temperature) (SafeBranch §4.2)."""
 
     chunk_size: int = 64  # shards per batched actor call group (one Prefect task)
     fault_rate: float = 0.0  # probability per step that the simulator crashes (fault injection)
-    task_runner: Literal["local", "dask"] = "local"
-    dask_address: str | None = None  # an existing Dask scheduler ("tcp://host:8786"); None starts a local cluster
-    dask_workers: int = 2
+    worker_fault_rate: float = 0.0  # probability per attempt that a chunk task dies (Prefect retries it)
+    chunk_retries: int = 1  # Prefect retries per chunk task
 
 
 @dataclass(frozen=True)
-class BranchesConfig(PlannerConfig):
+class BranchesConfig(ShardRunnerConfig, PlannerConfig):
     """``branches``: online branch collection with critics, judge, prune (SafeBranch §4.2, App. D)."""
 
     max_repair_attempts: int = 6  # Table 7: max BeforeBDDL retries
@@ -205,6 +218,11 @@ class SafeBranchConfig:
         if bad:
             raise ValueError(f"safebranch.sweep: unknown key(s) {sorted(bad)}; known: sft, branchpo, branchpo_only, "
                              "trajectory_dpo")
+        try:  # YAML 1.1 reads `1e-5` (no dot) as a string; `dvc exp run -S` writes rates that way
+            rates = {k: tuple(float(x) for x in v) for k, v in self.sweep.items()}
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"safebranch.sweep: learning rates must be numbers: {e}") from e
+        object.__setattr__(self, "sweep", rates)
 
 
 @dataclass(frozen=True)

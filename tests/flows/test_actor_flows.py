@@ -78,17 +78,70 @@ def test_rollouts_with_faults_then_retry_failed(tiny_actor, tiny_suite, tmp_path
     assert second["rollouts/t0.0/n_tasks"] + second["rollouts/t1.0/n_tasks"] == total
 
 
-def test_rollouts_on_a_local_dask_cluster(tiny_actor, tiny_suite, tmp_path):
-    """The distributed runner: chunks run as Prefect tasks on a 2-worker local Dask cluster."""
-    pytest.importorskip("prefect_dask")
-    from flows.rollouts import _task_runner, rollouts
+def test_crashed_chunks_are_retried_by_prefect_and_a_rerun_runs_only_what_failed(tiny_actor, tiny_suite, tmp_path):
+    """Chunk attempts that die are retried by Prefect (seen through the API); chunks that fail every
+    retry fail the flow run after the others finished, and a re-run completes only their shards."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    from flows.rollouts import rollouts
+    from tasks.runners import ShardsFailed
 
     root, _, _ = tiny_actor
-    cfg = RolloutsConfig(temperatures=(0.0, 0.7), max_steps=3, chunk_size=16, task_runner="dask", dask_workers=2,
-                         actor={"model": str(root / "bootstrap_actor" / "model"), "max_new_tokens": 8})
-    metrics = rollouts.with_options(task_runner=_task_runner(cfg))(cfg, tiny_suite, tmp_path / "r", tmp_path / "m.json")
-    assert metrics["rollouts/shards_failed"] == 0
-    assert len(list((tmp_path / "r" / "shards").glob("*.json"))) == metrics["rollouts/shards_total"] > 16
+    base = dict(temperatures=(0.0, 1.0), max_steps=3, chunk_size=16,
+                actor={"model": str(root / "bootstrap_actor" / "model"), "max_new_tokens": 8})
+    out, metrics_path = tmp_path / "retried", tmp_path / "m.json"
+    state = rollouts(RolloutsConfig(**base, worker_fault_rate=0.3, chunk_retries=5), tiny_suite, out, metrics_path,
+                     return_state=True)
+    assert state.is_completed()
+    with get_client(sync_client=True) as client:
+        runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[state.state_details.flow_run_id])))
+    chunk_runs = [t for t in runs if t.name.startswith("rollout-chunk")]
+    assert chunk_runs and all(t.state.is_completed() for t in chunk_runs)
+    assert any(t.run_count > 1 for t in chunk_runs), "some chunk should have been retried"
+    reference = {p.name: p.read_text() for p in (out / "shards").glob("*.json")}
+    total = json.loads(metrics_path.read_text())["rollouts/shards_total"]
+    assert len(reference) == total
+
+    out = tmp_path / "failed_then_rerun"
+    with pytest.raises(ShardsFailed, match="rollout-chunk"):
+        rollouts(RolloutsConfig(**base, worker_fault_rate=0.3, chunk_retries=0), tiny_suite, out, metrics_path)
+    partial = {p.name: p.read_text() for p in (out / "shards").glob("*.json")}
+    assert 0 < len(partial) < total  # the chunks that survived kept their shards
+    rollouts(RolloutsConfig(**base), tiny_suite, out, metrics_path)
+    after = {p.name: p.read_text() for p in (out / "shards").glob("*.json")}
+    assert set(after) == set(reference) and {k: after[k] for k in partial} == partial
+    greedy = [k for k, v in reference.items() if json.loads(v)["temperature"] == 0.0]
+    assert greedy and all(after[k] == reference[k] for k in greedy)  # T = 0 shards are chunk-independent
+
+
+@pytest.mark.parametrize("runner", ["dask", "ray"])
+def test_shards_on_a_local_cluster_match_the_local_runner(runner, tiny_actor, tiny_suite, tmp_path):
+    """Rollout chunks, critic-in-the-loop collection shards and judge shards as Prefect tasks on a
+    2-worker local Dask / Ray cluster: the same trajectories, metrics and funnel as in-process."""
+    pytest.importorskip(f"prefect_{runner}")
+    from embodied_safety.config import BranchesConfig
+    from flows.branches import branches
+    from flows.rollouts import rollouts
+    from tasks.runners import with_runner
+
+    root, _, _ = tiny_actor
+    actor = {"model": str(root / "bootstrap_actor" / "model"), "max_new_tokens": 8}
+    results = {}
+    for name in ("local", runner):
+        cfg = RolloutsConfig(temperatures=(0.0, 0.7), max_steps=3, chunk_size=16, task_runner=name, runner_workers=2,
+                             actor=actor)
+        out = tmp_path / name
+        metrics = with_runner(rollouts, cfg)(cfg, tiny_suite, out / "r", out / "m.json")
+        bcfg = BranchesConfig(temperatures=(0.0, 1.0), max_steps=6, max_repair_attempts=2, task_runner=name,
+                              runner_workers=2, actor=actor)
+        stats = with_runner(branches, bcfg)(bcfg, tiny_suite, out / "r", out / "b")
+        results[name] = (metrics, stats, sorted(p.name for p in (out / "r" / "shards").glob("*.json")),
+                         (out / "b" / "final" / "pairs.jsonl").read_text())
+    local, cluster = results["local"], results[runner]
+    assert cluster[0]["rollouts/shards_failed"] == 0
+    assert len(cluster[2]) == cluster[0]["rollouts/shards_total"] > 16
+    assert cluster == local
 
 
 def test_branches_stage_writes_every_intermediate(tiny_actor, tiny_suite, tmp_path):

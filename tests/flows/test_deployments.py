@@ -1,6 +1,7 @@
 """The nightly deployment end to end against a real Prefect server on loopback: deploy
 deployments/prefect.yaml, trigger a run through the API, let a process worker execute it, and check
-through the API that every DVC stage ran as a child flow run of the pipeline's dvc-repro task."""
+through the API that every DVC stage ran as a child flow run of the pipeline's dvc-repro task, and
+that rollout chunks whose worker died were retried by Prefect."""
 
 import json
 import socket
@@ -15,7 +16,13 @@ import pytest
 from tests.helpers import copy_repo, stop_process_group
 
 pytestmark = pytest.mark.slow
-STAGES = ["household_suite", "evaluate_scripted"]
+STAGES = ["household_suite", "bootstrap_actor", "rollouts"]
+TINY = {"household_suite": dict(per_template=6, n_dev=1, n_test=1, behavior_coverage=False),
+        "bootstrap_actor": dict(patterns=1, hidden_size=64, intermediate_size=128, num_hidden_layers=1, head_dim=32,
+                                sft={"max_steps": 6, "per_device_train_batch_size": 16, "learning_rate": 1e-3,
+                                     "logging_steps": 2, "max_length": 512}),
+        # 30 % of chunk attempts die (injected worker crash, reproducible per attempt); Prefect retries them
+        "rollouts": dict(temperatures=[0.0], max_steps=3, chunk_size=8, worker_fault_rate=0.3, chunk_retries=5)}
 
 
 def _free_port() -> int:
@@ -58,8 +65,7 @@ def test_nightly_deployment_runs_dvc_stages_as_linked_subflows(tmp_path, server)
     api = env["PREFECT_API_URL"]
     prefect = str(Path(sys.executable).parent / "prefect")
     repo = tmp_path / "repo"
-    copy_repo(repo, env, {"household_suite": dict(per_template=6, n_dev=1, n_test=1, behavior_coverage=False),
-                          "evaluate_scripted": dict(policies=["golden"], splits=["test"])})
+    copy_repo(repo, env, TINY)
 
     def cli(*args: str) -> str:
         out = subprocess.run([prefect, "--no-prompt", *args], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
@@ -75,16 +81,29 @@ def test_nightly_deployment_runs_dvc_stages_as_linked_subflows(tmp_path, server)
     worker = subprocess.Popen([prefect, "worker", "start", "--pool", "cpu"], cwd=repo, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.time() + 600
-        while time.time() < deadline:
-            state = _api(f"{api}/flow_runs/{run['id']}")["state"]["type"]
-            if state in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
-                break
-            time.sleep(2)
+        assert _wait(api, run["id"]) == "COMPLETED"
+        _check_run(api, repo, run)
+        # the UI's Retry / `prefect flow-run retry`: the same run again; dvc repro finds nothing stale
+        stage_runs = len(_api(f"{api}/flow_runs/filter", {}))
+        cli("flow-run", "retry", run["id"])
+        assert _wait(api, run["id"]) == "COMPLETED"
+        assert _api(f"{api}/flow_runs/{run['id']}")["run_count"] == 2
+        assert len(_api(f"{api}/flow_runs/filter", {})) == stage_runs  # no stage ran again
     finally:
         stop_process_group(worker)
-    assert state == "COMPLETED", state
 
+
+def _wait(api: str, run_id: str, timeout: float = 600) -> str:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        state = _api(f"{api}/flow_runs/{run_id}")["state"]["type"]
+        if state in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
+            return state
+        time.sleep(2)
+    return "TIMEOUT"
+
+
+def _check_run(api: str, repo: Path, run: dict) -> None:
     parent_tasks = _api(f"{api}/task_runs/filter", {"flow_runs": {"id": {"any_": [run["id"]]}}})
     assert {t["name"].rsplit("-", 1)[0] for t in parent_tasks} >= {"dvc-repro", "dvc-push"}
     repro_task = next(t for t in parent_tasks if t["name"].startswith("dvc-repro"))
@@ -92,9 +111,15 @@ def test_nightly_deployment_runs_dvc_stages_as_linked_subflows(tmp_path, server)
     assert sorted(c["name"] for c in children) and len(children) == len(STAGES)
     flows = {f["id"]: f["name"] for f in _api(f"{api}/flows/filter", {})}
     assert sorted(flows[c["flow_id"]] for c in children) == sorted(STAGES)
+    child_tasks = {}
     for c in children:
         assert c["state"]["type"] == "COMPLETED" and f"parent-flow-run:{run['id']}" in c["tags"]
-        child_tasks = _api(f"{api}/task_runs/filter", {"flow_runs": {"id": {"any_": [c["id"]]}}})
-        assert child_tasks and all(t["state"]["type"] == "COMPLETED" for t in child_tasks)
-    assert (repo / "data/household/eval/golden/test/metrics.json").is_file()
+        child_tasks[flows[c["flow_id"]]] = _api(f"{api}/task_runs/filter", {"flow_runs": {"id": {"any_": [c["id"]]}}})
+        assert child_tasks[flows[c["flow_id"]]] and all(t["state"]["type"] == "COMPLETED"
+                                                        for t in child_tasks[flows[c["flow_id"]]])
+    chunks = [t for t in child_tasks["rollouts"] if t["name"].startswith("rollout-chunk")]
+    assert chunks and any(t["run_count"] > 1 for t in chunks), "a crashed chunk should have been retried"
+    metrics = json.loads((repo / "data/rollouts_metrics.json").read_text())
+    assert metrics["rollouts/shards_failed"] == 0
+    assert len(list((repo / "data/rollouts/shards").glob("*.json"))) == metrics["rollouts/shards_total"]
     assert any((repo / ".dvc-remote").rglob("*"))  # dvc push ran

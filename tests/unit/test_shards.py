@@ -2,12 +2,14 @@
 
 import json
 
+import pytest
+
 from embodied_safety.envs.household.env import compile_task
 from embodied_safety.envs.household.suite.generate import instantiate
 from embodied_safety.envs.household.suite.templates import TEMPLATES
 from embodied_safety.rollout.collect import chunks, collect_chunk, rollout_metrics, shard_specs
 from embodied_safety.rollout.runner import RolloutSettings
-from embodied_safety.rollout.shards import FaultInjector, ShardStore
+from embodied_safety.rollout.shards import FaultInjector, ShardStore, WorkerCrash, inject_worker_crash
 from tests.helpers import ObjectListActor
 
 SETTINGS = RolloutSettings(max_steps=8)
@@ -84,3 +86,21 @@ def test_a_failing_actor_marks_the_whole_chunk_failed(tmp_path):
     store = ShardStore(tmp_path)
     assert collect_chunk(specs, {c.name: c for c in ts}, Broken(), SETTINGS, store) == {"done": 0, "failed": 3}
     assert all("endpoint timed out" in store.failure(s)["error"] for s in specs)
+
+
+def test_injected_worker_crashes_are_reproducible_per_attempt():
+    def crashes(rate: float, key: str, attempt: int) -> bool:
+        try:
+            inject_worker_crash(rate, 0, key, attempt)
+        except WorkerCrash:
+            return True
+        return False
+
+    draws = [[crashes(0.5, f"chunk{i}", a) for a in range(1, 5)] for i in range(40)]
+    assert draws == [[crashes(0.5, f"chunk{i}", a) for a in range(1, 5)] for i in range(40)]  # same faults on a re-run
+    firsts = [d[0] for d in draws]
+    assert 5 < sum(firsts) < 35  # about half the first attempts die ...
+    assert any(d[0] and not d[1] for d in draws)  # ... and a retry can succeed
+    assert not any(crashes(0.0, f"chunk{i}", 1) for i in range(40))
+    with pytest.raises(WorkerCrash, match="attempt 3"):
+        inject_worker_crash(1.0, 0, "chunk", 3)

@@ -74,6 +74,17 @@ class ShardStore:
         return len(stale)
 
 
+class WorkerCrash(RuntimeError):
+    """A shard task's attempt died (injected): Prefect's task retry runs it again."""
+
+
+def inject_worker_crash(rate: float, seed: int, key: str, attempt: int) -> None:
+    """Raise :class:`WorkerCrash` with probability ``rate``, drawn from (seed, key, attempt), so a
+    retry of the same chunk (a later attempt) can succeed and a re-run reproduces the same faults."""
+    if rate > 0 and random.Random(f"worker|{seed}|{key}|{attempt}").random() < rate:
+        raise WorkerCrash(f"injected worker crash (chunk {key[:12]}, attempt {attempt})")
+
+
 class FaultInjector:
     """Makes the simulator crash at random: each step of shard ``s`` on attempt ``a`` crashes with
     probability ``rate``, from an RNG seeded by (seed, s, a), so a retry can succeed."""
