@@ -1,13 +1,13 @@
 """Orchestration overhead: the rollout stage through Prefect vs the library on the same shards.
 
 Both write every shard of the default train split at the default temperatures into fresh stores:
-first ``collect_chunk`` over the same chunks in a plain loop (baseline), then the ``rollouts`` flow
-(a Prefect flow run, one task run per chunk). Reported: both wall times and the ratio; the flow is
-timed with the API server already up (``PREFECT_API_URL`` set, or a temporary server started and
-warmed before timing), so the figure is the per-run / per-task cost a user pays. Target (issue 6):
-<= 10 % overhead.
+``collect_chunk`` over the same chunks in a plain loop (baseline), and the ``rollouts`` flow (a
+Prefect flow run, one task run per chunk). Both are timed with the API server already up
+(``PREFECT_API_URL`` set, or a temporary server started and warmed first), interleaved
+``--repeats`` times; the medians give the figure, the per-run / per-task cost a user pays. Target
+(issue 6): <= 10 % overhead.
 
-    python benchmarks/orchestration_overhead.py [--params params.yaml]
+    python benchmarks/orchestration_overhead.py [--params params.yaml] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -52,11 +53,12 @@ def direct(cfg: RolloutsConfig, out: Path) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--params", default="params.yaml")
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/orchestration_overhead.json"))
     args = parser.parse_args()
     cfg = load_params("rollouts", RolloutsConfig, args.params)
+    directs, flows = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        t_direct, n = direct(cfg, Path(tmp) / "direct")
         server = contextlib.nullcontext()
         if not os.environ.get("PREFECT_API_URL"):
             from prefect.testing.utilities import prefect_test_harness
@@ -67,13 +69,18 @@ def main() -> None:
 
             rollouts(RolloutsConfig(**{**cfg.__dict__, "temperatures": cfg.temperatures[:1]}), SPLITS, Path(tmp) / "warm",
                      Path(tmp) / "warm.json")  # warm-up: API, model load, imports
-            t0 = time.perf_counter()
-            rollouts(cfg, SPLITS, Path(tmp) / "flow", Path(tmp) / "flow.json")
-            t_flow = time.perf_counter() - t0
-    result = {"shards": n, "chunks": -(-n // cfg.chunk_size), "direct_s": round(t_direct, 2), "prefect_s": round(t_flow, 2),
-              "overhead": round(t_flow / t_direct - 1, 4)}
+            for i in range(args.repeats):
+                t_direct, n = direct(cfg, Path(tmp) / f"direct{i}")
+                directs.append(t_direct)
+                t0 = time.perf_counter()
+                rollouts(cfg, SPLITS, Path(tmp) / f"flow{i}", Path(tmp) / "flow.json")
+                flows.append(time.perf_counter() - t0)
+                print(f"repeat {i}: library {t_direct:.1f} s, Prefect flow {flows[-1]:.1f} s", flush=True)
+    t_direct, t_flow = statistics.median(directs), statistics.median(flows)
+    result = {"shards": n, "chunks": -(-n // cfg.chunk_size), "direct_s": [round(t, 2) for t in directs],
+              "prefect_s": [round(t, 2) for t in flows], "overhead": round(t_flow / t_direct - 1, 4)}
     write_json(args.out, result)
-    print(f"{n} shards: library {t_direct:.1f} s, Prefect flow {t_flow:.1f} s -> overhead {100 * result['overhead']:+.1f} % "
+    print(f"{n} shards, medians of {args.repeats}: library {t_direct:.1f} s, Prefect flow {t_flow:.1f} s -> overhead {100 * result['overhead']:+.1f} % "
           f"(target <= 10 %)")
 
 

@@ -40,7 +40,7 @@ def train_bootstrap_task(examples: list[Example], out_dir: Path, shape: ModelSha
     return train_bootstrap_actor(examples, out_dir, shape, train, log=log)
 
 
-@task(name="rollout-chunk", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0, tags=["shard"])
+@task(name="rollout-chunk", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
 def rollout_chunk_task(specs: list[ShardSpec], splits: Path, actor_cfg: ActorConfig, settings: RolloutSettings,
                        root: Path, fault_rate: float, fault_seed: int, worker_fault_rate: float = 0.0) -> dict[str, int]:
     """One batched group of (task, temperature) shards; each shard's file is written atomically.

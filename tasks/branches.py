@@ -16,7 +16,7 @@ from embodied_safety.records import RawBranch
 from tasks.actors import cached_actor, cached_split
 
 
-@task(name="collect-branches", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0, tags=["shard"])
+@task(name="collect-branches", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
 def collect_task(split_dir: Path, split: str, temperature: float, seed: int, actor_cfg: ActorConfig,
                  settings: BranchSettings, critic_cfg: ActorConfig | None = None,
                  cache_dir: Path | None = None) -> tuple[list[RawBranch], int, dict[str, int], list[dict[str, object]]]:

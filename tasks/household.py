@@ -20,7 +20,7 @@ def generate_suite_task(cfg: HouseholdSuiteConfig) -> dict[str, list[HouseholdTa
     return generate_suite(cfg)
 
 
-@task(name="write-split", cache_policy=NO_CACHE, tags=["io"])
+@task(name="write-split", cache_policy=NO_CACHE)
 def write_split_task(tasks: list[HouseholdTask], root: Path) -> int:
     for t in tasks:
         write_task(t, root)
@@ -32,7 +32,7 @@ def behavior_coverage_task() -> dict[str, object]:
     return behavior_coverage()
 
 
-@task(name="evaluate-scripted", cache_policy=NO_CACHE, tags=["shard"])
+@task(name="evaluate-scripted", cache_policy=NO_CACHE)
 def evaluate_dir_task(tasks_dir: Path, policy: str, out: Path, seed: int, extra_steps: int,
                       actor: ActorConfig | None = None) -> dict[str, object]:
     """One shard: a scripted policy, or an actor critic-free at T = 0 (``policy == "actor"``), on one

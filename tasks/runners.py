@@ -58,6 +58,8 @@ def map_shards(task_fn: Any, calls: Sequence[tuple[Any, ...]], cfg: ShardRunnerC
     after each that finished (progress). ``local`` runs them one by one; a cluster runner gets them all
     at once. Every shard runs even when another fails (after its Prefect retries); then
     :class:`ShardsFailed` names the failed ones, and the flow run fails with it."""
+    if cfg.concurrency_tag:
+        task_fn = task_fn.with_options(tags={cfg.concurrency_tag})
     if cfg.task_runner == "local":
         states = []
         for args in calls:

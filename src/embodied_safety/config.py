@@ -143,11 +143,14 @@ class ShardRunnerConfig:
     ``local``: in the stage's process, one after another (one batched model). ``dask`` / ``ray``: on a
     cluster, every worker loading its own model: a local one of ``runner_workers`` processes, or an
     existing one at ``runner_address`` (``tcp://host:8786`` for Dask, ``ray://host:10001`` or ``auto``
-    for Ray)."""
+    for Ray). ``concurrency_tag`` tags the shard task runs so a Prefect concurrency limit on that tag
+    (``prefect concurrency-limit create <tag> 4``) caps how many run at once, e.g. against one
+    endpoint; off by default, since every tagged run costs two more API calls (docs/operations.md)."""
 
     task_runner: Literal["local", "dask", "ray"] = "local"
     runner_address: str | None = None
     runner_workers: int = 2
+    concurrency_tag: str | None = None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import json
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ class ShardSpec:
     actor: str  # an id of the actor (model dir content hash or endpoint + model)
     settings: tuple[tuple[str, Any], ...]  # rollout settings, sorted items
 
-    @property
+    @cached_property  # hashed once: stores and flows ask for it several times per shard
     def id(self) -> str:
         blob = json.dumps(asdict(self), sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
