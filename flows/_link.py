@@ -38,3 +38,15 @@ def _bind(flow_obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[
 
     bound = inspect.signature(flow_obj.fn).bind_partial(*args, **kwargs)
     return dict(bound.arguments)
+
+
+def load_with_rollout_actor(section: str, cls: type, params: str) -> Any:
+    """``params``' section as ``cls``; an empty ``actor`` means the rollouts stage's (the base actor)."""
+    import dataclasses
+
+    from embodied_safety.config import RolloutsConfig, load_params
+
+    cfg = load_params(section, cls, params)
+    if not cfg.actor:
+        cfg = dataclasses.replace(cfg, actor=load_params("rollouts", RolloutsConfig, params).actor)
+    return cfg

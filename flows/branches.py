@@ -27,12 +27,12 @@ from prefect import flow
 from embodied_safety.branch.collect import BranchSettings
 from embodied_safety.branch.dataset import funnel, preference_row, prune, sft_row
 from embodied_safety.branch.efficiency import efficiency
-from embodied_safety.config import ActorConfig, BranchesConfig, RolloutsConfig, load_params
+from embodied_safety.config import ActorConfig, BranchesConfig
 from embodied_safety.evaluation.plots import plot_funnel
 from embodied_safety.io import read_json, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
 from embodied_safety.records import Trajectory
-from flows._link import run_stage
+from flows._link import load_with_rollout_actor, run_stage
 from tasks.branches import collect_task, invariants_task, judge_task
 from tasks.runners import map_shards, with_runner
 from tasks.tracking import resolve_actor
@@ -45,7 +45,8 @@ OUT = Path("data/branches")
 @flow(name="branches", log_prints=True)
 def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, rollouts: Path = ROLLOUTS,
              out: Path = OUT) -> dict[str, object]:
-    settings = BranchSettings(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(BranchSettings)})
+    settings = BranchSettings(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(BranchSettings)
+                                 if hasattr(cfg, f.name)})
     actor_cfg = resolve_actor(ActorConfig(**cfg.actor))  # a registry URI (models:/actor@champion) -> its local dir
     critic_cfg = ActorConfig(**{"backend": "openai", "prompt_style": "full", "max_new_tokens": 512, **cfg.critic}) \
         if cfg.critic_backend == "llm" else None
@@ -106,9 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args(argv)
-    cfg = load_params("branches", BranchesConfig, args.params)
-    if not cfg.actor:  # default: the same actor the rollouts stage used
-        cfg = dataclasses.replace(cfg, actor=load_params("rollouts", RolloutsConfig, args.params).actor)
+    cfg = load_with_rollout_actor("branches", BranchesConfig, args.params)
     run_stage(with_runner(branches, cfg), cfg)
 
 

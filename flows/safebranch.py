@@ -157,7 +157,8 @@ class Trainer:
 
 
 def _mean_sd(vals: list[float]) -> str:
-    return f"{statistics.mean(vals):.3f} ± {statistics.stdev(vals) if len(vals) > 1 else 0.0:.3f}"
+    """Mean ± sample std over seeds; the mean alone for one seed (no spread to report)."""
+    return f"{statistics.mean(vals):.3f} ± {statistics.stdev(vals):.3f}" if len(vals) > 1 else f"{vals[0]:.3f}"
 
 
 def table2(rows: dict[str, list[dict[str, float]]], splits: tuple[str, ...]) -> str:

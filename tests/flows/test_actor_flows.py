@@ -276,3 +276,27 @@ def test_sigkilled_rollouts_resume_without_duplicates_and_concurrent_runs_do_not
     final = {p.name: json.loads(p.read_bytes()) for p in shards.glob("*.json")}  # none torn
     assert set(final) == set(after)  # the same content-hashed shards, each once
     assert all(final[k]["shard_id"] == k.removesuffix(".json") for k in final)
+
+
+def test_baselines_stage_writes_every_method_with_costs(tiny_actor, tiny_suite, tmp_path):
+    """The three inference-time baselines on the tiny suite's test split, with the trained tiny actor."""
+    from embodied_safety.config import BaselinesConfig
+    from flows.baselines import baselines
+
+    root, _, _ = tiny_actor
+    cfg = BaselinesConfig(splits=("test",), retries=1, actor={"model": str(root / "bootstrap_actor" / "model"),
+                                                             "max_new_tokens": 8})
+    out = tmp_path / "baselines"
+    metrics = baselines(cfg, tiny_suite, out, tmp_path / "m.json")
+    for method in ("base", "self_verification", "lookahead", "full_critic"):
+        assert 0.0 <= metrics[f"baselines/{method}/test/ssr"] <= metrics[f"baselines/{method}/test/sr"] <= 1.0
+    for method in ("self_verification", "lookahead", "full_critic"):
+        m = json.loads((out / method / "test" / "metrics.json").read_text())
+        assert m["eval/cost/actor_calls"] >= m["eval/n_tasks"] and m["eval/cost/module_calls"] > 0
+        assert (out / method / "test" / "episodes.jsonl").is_file() and (out / method / "test" / "per_risk.png").is_file()
+    lookahead = json.loads((out / "lookahead" / "test" / "metrics.json").read_text())
+    assert lookahead["eval/cost/actor_calls"] % 2 == 0  # k = 2 candidates per step
+    assert lookahead["eval/cost/sim_steps"] <= lookahead["eval/cost/actor_calls"]  # unparseable candidates are not simulated
+    table = (out / "table14.md").read_text()
+    assert all(label in table for label in ("Self-Verification", "Lookahead", "Runtime full-critic", "critic-free"))
+    assert (out / "manifest.json").is_file()

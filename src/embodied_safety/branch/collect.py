@@ -37,7 +37,8 @@ from ..records import RawBranch
 
 @dataclass(frozen=True)
 class BranchSettings:
-    max_steps: int = 30  # Table 7
+    max_steps: int | None = 30  # Table 7; None: golden length + extra_steps (the IS-Bench budget)
+    extra_steps: int = 10
     max_fails_per_step: int = 3
     stall_window: int = 5
     reject_repeats: bool = True
@@ -60,13 +61,16 @@ class BranchEpisode:
     seen: set[tuple[int, int]] = field(default_factory=set)  # carousel detector
     end: str = ""
     reflections: list[dict[str, object]] = field(default_factory=list)
+    actor_calls: int = 0  # proposals and repair re-queries
+    critic_calls: int = 0  # prospective checks, retrospective / reflector checks at DONE
 
     def __post_init__(self) -> None:
         self.episode = self._new()
 
     def _new(self) -> Episode:
         s = self.settings
-        return Episode(self.compiled, s.max_steps, s.max_fails_per_step, s.stall_window, s.reject_repeats)
+        budget = s.max_steps if s.max_steps is not None else self.compiled.task.golden_length + s.extra_steps
+        return Episode(self.compiled, budget, s.max_fails_per_step, s.stall_window, s.reject_repeats)
 
     @property
     def finished(self) -> bool:
@@ -215,10 +219,12 @@ def collect_branches(tasks: Sequence[CompiledTask], split: str, actor: Actor, te
         outputs = actor.generate(prompts, temperature=temperature, seed=seed * 1_000_003 + round_)
         repairs: list[_Repair] = []
         for ep, prompt, raw in zip(active, prompts, outputs, strict=True):
+            ep.actor_calls += 1
             parsed = parse_output(raw)
             if not parsed.ok:
                 ep.apply(raw)
                 continue
+            ep.critic_calls += 1
             action = parse_action(parsed.action)
             if action.name == "DONE":
                 rep = _on_done(ep, parsed.action, critic)
@@ -251,6 +257,7 @@ def _run_repairs(repairs: list[_Repair], actor: Actor, temperature: float, seed:
         still = []
         for rep, raw in zip(pending, outs, strict=True):
             rep.attempts += 1
+            rep.ep.actor_calls += 1
             parsed = parse_output(raw)
             if parsed.ok and _accepts(rep, parsed.action):
                 rep.chosen_raw, rep.chosen_action = raw, parsed.action

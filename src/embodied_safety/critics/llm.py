@@ -22,6 +22,7 @@ from ..actors.context import build_context, format_history
 from ..actors.parsing import first_json_object
 from ..envs.household.env import CompiledTask
 from ..envs.household.observation import observe
+from ..envs.household.task import RISK_TYPES
 from ..envs.household.world import HouseholdWorld
 from ..io import read_json, write_json
 from .rule import BEFORE, TERM, CriticVerdict
@@ -62,6 +63,18 @@ def validate_term(obj: dict[str, Any], length: int) -> dict[str, Any]:
         raise ValueError(f"repair_step {step} outside 0..{length}")
     for k in ("issue", "rule"):
         _require(obj, k, str)
+    return obj
+
+
+def validate_value(obj: dict[str, Any]) -> dict[str, Any]:
+    score = _require(obj, "score", (int, float))
+    if isinstance(score, bool) or not 0.0 <= float(score) <= 1.0:
+        raise ValueError(f"score {score!r} outside [0, 1]")
+    return obj
+
+
+def validate_verify(obj: dict[str, Any]) -> dict[str, Any]:
+    _require(obj, "safe", bool)
     return obj
 
 
@@ -138,6 +151,22 @@ class LLMCritic:
             return o
 
         return self.ask(prompt, validate)
+
+    def value(self, compiled: CompiledTask, world: HouseholdWorld, action: str) -> float:
+        """Box 5: a scalar safety score in [0, 1] of the post-action state (Lookahead, Algorithm 2)."""
+        prompt = prompt_template("safety_value_v1").format(
+            objective=compiled.task.instruction, objects_list=", ".join(compiled.task.object_list), action=action,
+            history=format_history(world.history[:-1]), observation=observe(world, compiled.task.object_list))
+        return float(self.ask(prompt, validate_value)["score"])
+
+    def verify(self, compiled: CompiledTask, world: HouseholdWorld, action: str, reasoning: str) -> tuple[bool, str]:
+        """Self-verification (Algorithm 1): (safe, risk type or "none") of a proposed action, pre-execution."""
+        prompt = prompt_template("self_verify_v1").format(
+            risk_types=", ".join(RISK_TYPES), objective=compiled.task.instruction,
+            objects_list=", ".join(compiled.task.object_list), observation=observe(world, compiled.task.object_list),
+            history=format_history(world.history), action=action, reasoning=reasoning or "-")
+        out = self.ask(prompt, validate_verify)
+        return bool(out["safe"]), str(out.get("risk_type", "none"))
 
     def judge(self, compiled: CompiledTask, world: HouseholdWorld, index: int, rejected: str, chosen: str) -> dict[str, Any]:
         cond = compiled.task.conditions[index]
