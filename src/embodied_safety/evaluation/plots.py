@@ -104,3 +104,26 @@ def plot_series(panels: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path)
+
+
+def plot_grouped_bars(groups: Mapping[str, Mapping[str, float]], path: str | os.PathLike[str], title: str,
+                      ylabel: str = "accuracy") -> Path:
+    """One bar per (series, category), grouped by category (e.g. per-category accuracy per method)."""
+    from matplotlib.figure import Figure
+
+    series = list(groups)
+    cats = list(dict.fromkeys(c for g in groups.values() for c in g))
+    width = 0.8 / max(len(series), 1)
+    fig = Figure(figsize=(max(6, 1.3 * len(cats) + 2), 4))
+    ax = fig.add_subplot()
+    for i, name in enumerate(series):
+        xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(cats))]
+        vals = [groups[name].get(c, float("nan")) for c in cats]
+        ax.bar(xs, vals, width, label=name)
+    ax.set_xticks(range(len(cats)), cats, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1.05)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, path, dpi=110)

@@ -1,0 +1,150 @@
+"""Stage ``report``: every result the paper shows, rendered from the stages' outputs into ``reports/``.
+
+| file | paper | source |
+|---|---|---|
+| `table2.md` | Table 2 (+ inference-time baselines, best marked) | `models/safebranch_metrics.json`, `data/baselines_metrics.json` |
+| `table14.md` | Table 14 (with test-time cost) | the same |
+| `table12_funnel.md`, `fig3b_funnel.png` | Table 12 / Fig. 3b | `data/branches/funnel.json` |
+| `fig3a_efficiency.png` | Fig. 3a | `data/branches/funnel.json` (efficiency/*) |
+| `table13_fb.md` | Table 13 (+FB ablation) | `models/safebranch/table13.md` (all variants only with `make study`) |
+| `table15_dynamics.md`, `fig_dynamics.png` | Table 15 | `models/safebranch/results.json` (dev curves) |
+| `table16_per_risk_<split>.png` | Table 16 / Box 17 | `models/safebranch/results.json` (per-risk counts) |
+| `table3_alfred.md`, `fig_alfred.png` | Table 3 | `data/alfred/table3.md`, `data/alfred_metrics.json` |
+
+Fig. 3c (BranchPO trained on raw / judged / final pairs) is not produced yet: it needs two more
+BranchPO runs in the safebranch stage. Each file ends with its provenance: the commit and the
+content hash of every input it was rendered from. ``reports/index.md`` lists them; one MLflow run
+(``report``) holds them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from prefect import flow
+
+from embodied_safety.evaluation.plots import plot_grouped_bars, plot_per_risk, plot_series
+from embodied_safety.evaluation.report import dynamics_table, funnel_table, table2
+from embodied_safety.io import atomic_write_text, read_json, replace_dir, scratch_dir
+from embodied_safety.manifest import git_sha, hash_path, write_manifest
+from embodied_safety.train.variants import LABELS
+from flows._link import run_stage
+from tasks.tracking import log_artifacts, mlflow_run, tracking_config
+
+OUT = Path("reports")
+SAFEBRANCH = Path("models/safebranch")
+SB_METRICS = Path("models/safebranch_metrics.json")
+BASELINES = Path("data/baselines_metrics.json")
+FUNNEL = Path("data/branches/funnel.json")
+ALFRED = Path("data/alfred")
+ALFRED_METRICS = Path("data/alfred_metrics.json")
+SPLITS = ("test", "ood_objectshift", "ood_taskshift")
+BASELINE_LABELS = {"self_verification": "Self-Verification (Alg. 1, rule verifier)",
+                   "lookahead": "Lookahead (Alg. 2, k = 2, rule value)", "full_critic": "Runtime full-critic (F.4, rule critics)"}
+
+
+def provenance(*inputs: Path) -> str:
+    """The commit and the content hash of every input that exists."""
+    parts = [f"`{p}` {hash_path(p)[:12]}" for p in inputs if p.exists()]
+    return f"\n_Rendered at commit {git_sha() or 'unknown'} from {', '.join(parts)}._\n"
+
+
+def _methods(sb: dict[str, float], bl: dict[str, float]) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    methods: dict[str, dict[str, float]] = {}
+    variants = sorted({k.split("/")[1] for k in sb if k.startswith("eval/") and k.count("/") == 3})
+    for v in ["base", *[x for x in variants if x != "base"]]:
+        cells = {f"{s}/{k}": sb[f"eval/{v}/{s}/{k}"] for s in SPLITS for k in ("sr", "ssr", "srec") if f"eval/{v}/{s}/{k}" in sb}
+        if cells:
+            methods[LABELS.get(v, v)] = cells
+    cost = {label: "0" for label in methods}
+    for b, label in BASELINE_LABELS.items():
+        cells = {f"{s}/{k}": bl[f"baselines/{b}/{s}/{k}"] for s in SPLITS for k in ("sr", "ssr", "srec")
+                 if f"baselines/{b}/{s}/{k}" in bl}
+        if cells:
+            methods[label] = cells
+            cost[label] = f"{sum(bl.get(f'baselines/{b}/{s}/cost/module_calls', 0) for s in SPLITS):.0f}"
+    return methods, cost
+
+
+@flow(name="report", log_prints=True)
+def report(out: Path = OUT, safebranch: Path = SAFEBRANCH, sb_metrics: Path = SB_METRICS, baselines: Path = BASELINES,
+           funnel_path: Path = FUNNEL, alfred: Path = ALFRED, alfred_metrics: Path = ALFRED_METRICS) -> list[str]:
+    tmp = scratch_dir(out)
+    written: list[Path] = []
+
+    def md(name: str, title: str, body: str, *inputs: Path) -> None:
+        written.append(atomic_write_text(tmp / name, f"# {title}\n\n{body}{provenance(*inputs)}"))
+
+    sb = read_json(sb_metrics) if sb_metrics.exists() else {}
+    bl = read_json(baselines) if baselines.exists() else {}
+    methods, cost = _methods(sb, bl)
+    if methods:
+        md("table2.md", "Table 2: critic-free methods and inference-time baselines (best per column in bold)",
+           table2(methods, SPLITS, cost) + "\nModule calls: verifier / value / critic calls at test time, all splits.\n",
+           sb_metrics, baselines)
+        pick = {k: v for k, v in methods.items() if k.startswith(("Runtime full-critic", "SafeBranch", "Base"))}
+        md("table14.md", "Table 14: runtime full-critic vs SafeBranch (critic-free), with test-time cost",
+           table2(pick, SPLITS, cost), sb_metrics, baselines)
+    if funnel_path.exists():
+        f = read_json(funnel_path)
+        md("table12_funnel.md", "Table 12: branch-pair funnel (extracted -> judge-kept -> final)",
+           funnel_table(f) + f"\nJudge keep rate {f.get('data/judge_keep_rate', 0):.3f}; repair acceptance "
+           f"{f.get('data/repair_acceptance', 0):.3f}.\n", funnel_path)
+        shutil.copy2(funnel_path.with_suffix(".png"), tmp / "fig3b_funnel.png") if funnel_path.with_suffix(".png").exists() else None
+        written.append(plot_grouped_bars(
+            {"pairs per episode": {"natural sampling": f["efficiency/natural_pairs_per_episode"],
+                                   "SafeBranch branches": f["efficiency/branch_pairs_per_episode"]}},
+            tmp / "fig3a_efficiency.png",
+            f"Fig. 3a: usable pairs per episode, ratio {f['efficiency/ratio']:.1f}x", ylabel="pairs per episode"))
+    results = safebranch / "results.json"
+    if results.exists():
+        r = read_json(results)
+        first = [run for run in r["runs"] if run["seed"] == r["runs"][0]["seed"]]
+        curves = {LABELS.get(run["variant"], run["variant"]): run["phases"][-1]["curve"] for run in first}
+        md("table15_dynamics.md", "Table 15: training dynamics and checkpoint selection (dev split, last phase)",
+           dynamics_table(curves), results)
+        written.append(plot_series({f"dev {k.upper()}": {v: [(p["step"], p[k]) for p in c] for v, c in curves.items()}
+                                    for k in ("ssr", "sr")}, tmp / "fig_dynamics.png", "Training dynamics (dev)"))
+        for split in SPLITS:
+            counts: dict[str, list[int]] = {}
+            for run in (x for x in r["runs"] if x["variant"] == "safebranch"):
+                for risk, (sat, tot) in run["risks"].get(split, {}).items():
+                    c = counts.setdefault(risk, [0, 0])
+                    c[0], c[1] = c[0] + sat, c[1] + tot
+            if counts:
+                written.append(plot_per_risk({k: (v[0], v[1]) for k, v in counts.items()},
+                                             tmp / f"table16_per_risk_{split}.png",
+                                             f"Table 16: SafeBranch per-risk SRec, {SPLIT_LABELS_SHORT.get(split, split)}"))
+    if (safebranch / "table13.md").exists():
+        md("table13_fb.md", "Table 13: +FB ablation", (safebranch / "table13.md").read_text().split("\n", 2)[2] +
+           "\nThe default params train the relabelled variants only; `make study` adds the +FB rows.\n",
+           safebranch / "table13.md")
+    if (alfred / "table3.md").exists():
+        md("table3_alfred.md", "Table 3: SafetyALFRED port", (alfred / "table3.md").read_text().split("\n", 2)[2],
+           alfred / "table3.md", alfred_metrics)
+        if (alfred / "per_category.png").exists():
+            written.append(Path(shutil.copy2(alfred / "per_category.png", tmp / "fig_alfred.png")))
+    written += [tmp / "fig3b_funnel.png"] if (tmp / "fig3b_funnel.png").exists() else []
+    names = sorted({p.name for p in written})
+    atomic_write_text(tmp / "index.md", "# Reports\n\n" + "\n".join(f"* [{n}]({n})" for n in names) +
+                      "\n\nFig. 3c (BranchPO on raw / judged / final pairs) is not produced yet.\n")
+    write_manifest(tmp, {"files": names}, inputs=[p for p in (sb_metrics, baselines, funnel_path, alfred_metrics) if p.exists()])
+    replace_dir(tmp, out)
+    with mlflow_run(tracking_config(), "report"):
+        log_artifacts([out / n for n in names] + [out / "index.md"])
+    print(f"{len(names)} report files in {out}/: {', '.join(names)}")
+    return names
+
+
+SPLIT_LABELS_SHORT = {"test": "ID", "ood_objectshift": "OOD-ObjectShift", "ood_taskshift": "OOD-TaskShift"}
+
+
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
+    run_stage(report)
+
+
+if __name__ == "__main__":
+    main()

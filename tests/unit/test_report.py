@@ -1,0 +1,28 @@
+"""Paper-style report tables: best cells bold, missing cells dashed, the funnel and the selected checkpoint."""
+
+from embodied_safety.evaluation.report import dynamics_table, funnel_table, markdown_table, table2
+
+
+def test_best_value_per_column_is_bold_and_missing_cells_are_dashes():
+    out = markdown_table(["m", "a", "b"], [("x", [0.5, None], []), ("y", [0.7, 0.1], ["3"])])
+    lines = out.splitlines()
+    assert lines[2] == "| x | 0.500 | - |" and lines[3] == "| y | **0.700** | **0.100** | 3 |"
+
+
+def test_table2_has_every_split_and_the_cost_column():
+    methods = {"Base": {"test/sr": 0.8, "test/ssr": 0.01, "test/srec": 0.03},
+               "SafeBranch": {"test/sr": 0.6, "test/ssr": 0.5, "test/srec": 0.9}}
+    out = table2(methods, ("test", "ood_taskshift"), {"Base": "0", "SafeBranch": "0"})
+    assert "OOD-TaskShift SSR" in out and "test-time module calls" in out
+    assert "| SafeBranch | 0.600 | **0.500** | **0.900** | - | - | - | 0 |" in out
+
+
+def test_funnel_and_dynamics_tables():
+    f = {"data/pairs_extracted": 10, "data/pairs_judged": 8, "data/pairs_final": 5,
+         "data/pairs_extracted/risk/fire": 4, "data/pairs_judged/risk/fire": 4, "data/pairs_final/risk/fire": 2}
+    out = funnel_table(f)
+    assert "| all | 10 | 8 | 5 | 0.50 |" in out and "| risk/fire | 4 | 4 | 2 | 0.50 |" in out
+    curve = [{"step": 0, "sr": 0.9, "ssr": 0.9, "srec": 0}, {"step": 4, "sr": 0.5, "ssr": 0.3, "srec": 0},
+             {"step": 8, "sr": 0.6, "ssr": 0.3, "srec": 0}]
+    rows = dynamics_table({"v": curve}).splitlines()
+    assert rows[2].endswith("|  |") and rows[4].endswith("| **yes** |")  # step 0 never selected; ties -> higher SR
