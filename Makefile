@@ -40,7 +40,7 @@ demo: setup  ## run the whole pipeline with DVC (stages run as Prefect flows), t
 # sweep key. A DVC experiment in a temporary copy: the workspace keeps the default run; `dvc exp show` compares,
 # `dvc exp apply safebranch-study` brings its outputs in. ~28 min on 2 cores.
 STUDY := -S 'safebranch.seeds=[0,1,2]' \
-	-S 'safebranch.variants=[sft_only,branchpo_only,safebranch,trajectory_dpo,trajectory_dpo_success_matched,sft_only_fb,branchpo_only_fb,safebranch_fb]' \
+	-S 'safebranch.variants=[sft_only,branchpo_only,safebranch,trajectory_dpo,trajectory_dpo_success_matched,sft_only_fb,branchpo_only_fb,safebranch_fb,safebranch_extracted,safebranch_judged]' \
 	-S 'safebranch.sweep.sft=[0.0003,0.001,0.003]' -S 'safebranch.sweep.branchpo=[0.00001,0.0001,0.001]' \
 	-S 'safebranch.sweep.branchpo_only=[0.00001,0.0001,0.001]' -S 'safebranch.sweep.trajectory_dpo=[0.00001,0.0001,0.001]'
 

@@ -7,7 +7,9 @@ Dask / Ray cluster (``task_runner``, ``tasks/runners.py``). Each intermediate is
 
 * ``data/branches/raw/raw.jsonl``: every repair attempt (accepted or failed) with h_k, [h_k; f_k], y-, y+
 * ``data/branches/judged/judged.jsonl``: judge verdicts with per-criterion reasons
-* ``data/branches/final/{pairs.jsonl, pairs_fb.jsonl, sft.jsonl, replay.jsonl, safe_episodes.jsonl}``:
+* ``data/branches/final/{pairs.jsonl, pairs_fb.jsonl, sft.jsonl, replay.jsonl, safe_episodes.jsonl}``
+  (and ``pairs_extracted.jsonl`` / ``pairs_judged.jsonl``: every accepted repair / every judge-kept
+  one before pruning, for Fig. 3c):
   TRL preference pairs (relabelled and the +FB ablation), the SFT file (chosen side), the replay
   steps of corrected episodes that ended safe and successful (paper D.5, deduplicated) and those
   episodes one per line (the safe side of the Trajectory DPO baselines)
@@ -83,6 +85,9 @@ def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, roll
     write_jsonl(staged["judged"] / "judged.jsonl", ({**verdicts[b.branch_id].to_json(), "task": b.task, "risk_type": b.risk_type,
                                                       "trigger": b.trigger} for b in raw if b.accepted))
     write_jsonl(staged["final"] / "pairs.jsonl", (preference_row(b) for b in final))
+    # the funnel's earlier stages as pairs too, for the downstream effect of filtering (Fig. 3c)
+    write_jsonl(staged["final"] / "pairs_extracted.jsonl", (preference_row(b) for b in raw if b.accepted))
+    write_jsonl(staged["final"] / "pairs_judged.jsonl", (preference_row(b) for b in kept))
     write_jsonl(staged["final"] / "pairs_fb.jsonl", (preference_row(b, with_feedback=True) for b in final))
     write_jsonl(staged["final"] / "sft.jsonl", (sft_row(b) for b in final))
     write_jsonl(staged["final"] / "safe_episodes.jsonl", corrected)

@@ -11,10 +11,11 @@
 | `table16_per_risk_<split>.png` | Table 16 / Box 17 | `models/safebranch/results.json` (per-risk counts) |
 | `table3_alfred.md`, `fig_alfred.png` | Table 3 | `data/alfred/table3.md`, `data/alfred_metrics.json` |
 
-Fig. 3c (BranchPO trained on raw / judged / final pairs) is not produced yet: it needs two more
-BranchPO runs in the safebranch stage. Each file ends with its provenance: the commit and the
-content hash of every input it was rendered from. ``reports/index.md`` lists them; one MLflow run
-(``report``) holds them all.
+| `fig3c_filtering.{md,png}` | Fig. 3c | `models/safebranch_metrics.json` (variants safebranch_extracted / _judged / safebranch) |
+
+Each Markdown file ends with its provenance: the commit and the content hash of every input it was
+rendered from. ``reports/index.md`` lists every file with the same provenance (figures included);
+one MLflow run (``report``) holds them all.
 """
 
 from __future__ import annotations
@@ -41,20 +42,23 @@ FUNNEL = Path("data/branches/funnel.json")
 ALFRED = Path("data/alfred")
 ALFRED_METRICS = Path("data/alfred_metrics.json")
 SPLITS = ("test", "ood_objectshift", "ood_taskshift")
+SPLIT_LABELS_SHORT = {"test": "ID", "ood_objectshift": "OOD-ObjectShift", "ood_taskshift": "OOD-TaskShift"}
+ASIDE = {"sft_only_fb", "branchpo_only_fb", "safebranch_fb", "safebranch_extracted", "safebranch_judged"}  # own tables
+FILTERING = {"extracted": "safebranch_extracted", "judge-kept": "safebranch_judged", "final (pruned)": "safebranch"}
 BASELINE_LABELS = {"self_verification": "Self-Verification (Alg. 1, rule verifier)",
                    "lookahead": "Lookahead (Alg. 2, k = 2, rule value)", "full_critic": "Runtime full-critic (F.4, rule critics)"}
 
 
-def provenance(*inputs: Path) -> str:
-    """The commit and the content hash of every input that exists."""
+def provenance(run_id: str, *inputs: Path) -> str:
+    """The MLflow run, the commit and the content hash of every input that exists."""
     parts = [f"`{p}` {hash_path(p)[:12]}" for p in inputs if p.exists()]
-    return f"\n_Rendered at commit {git_sha() or 'unknown'} from {', '.join(parts)}._\n"
+    return f"\n_Rendered by MLflow run {run_id} at commit {git_sha() or 'unknown'} from {', '.join(parts)}._\n"
 
 
 def _methods(sb: dict[str, float], bl: dict[str, float]) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
     methods: dict[str, dict[str, float]] = {}
     variants = sorted({k.split("/")[1] for k in sb if k.startswith("eval/") and k.count("/") == 3})
-    for v in ["base", *[x for x in variants if x != "base"]]:
+    for v in ["base", *[x for x in variants if x != "base" and x not in ASIDE]]:
         cells = {f"{s}/{k}": sb[f"eval/{v}/{s}/{k}"] for s in SPLITS for k in ("sr", "ssr", "srec") if f"eval/{v}/{s}/{k}" in sb}
         if cells:
             methods[LABELS.get(v, v)] = cells
@@ -71,11 +75,20 @@ def _methods(sb: dict[str, float], bl: dict[str, float]) -> tuple[dict[str, dict
 @flow(name="report", log_prints=True)
 def report(out: Path = OUT, safebranch: Path = SAFEBRANCH, sb_metrics: Path = SB_METRICS, baselines: Path = BASELINES,
            funnel_path: Path = FUNNEL, alfred: Path = ALFRED, alfred_metrics: Path = ALFRED_METRICS) -> list[str]:
+    with mlflow_run(tracking_config(), "report") as run:
+        names = _render(run.info.run_id, out, safebranch, sb_metrics, baselines, funnel_path, alfred, alfred_metrics)
+        log_artifacts([out / n for n in names] + [out / "index.md"])
+    print(f"{len(names)} report files in {out}/ (MLflow run {run.info.run_id}): {', '.join(names)}")
+    return names
+
+
+def _render(run_id: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: Path, funnel_path: Path,
+            alfred: Path, alfred_metrics: Path) -> list[str]:
     tmp = scratch_dir(out)
     written: list[Path] = []
 
     def md(name: str, title: str, body: str, *inputs: Path) -> None:
-        written.append(atomic_write_text(tmp / name, f"# {title}\n\n{body}{provenance(*inputs)}"))
+        written.append(atomic_write_text(tmp / name, f"# {title}\n\n{body}{provenance(run_id, *inputs)}"))
 
     sb = read_json(sb_metrics) if sb_metrics.exists() else {}
     bl = read_json(baselines) if baselines.exists() else {}
@@ -87,6 +100,15 @@ def report(out: Path = OUT, safebranch: Path = SAFEBRANCH, sb_metrics: Path = SB
         pick = {k: v for k, v in methods.items() if k.startswith(("Runtime full-critic", "SafeBranch", "Base"))}
         md("table14.md", "Table 14: runtime full-critic vs SafeBranch (critic-free), with test-time cost",
            table2(pick, SPLITS, cost), sb_metrics, baselines)
+    stages = {label: {f"{sp}/{k}": sb[f"eval/{v}/{sp}/{k}"] for sp in SPLITS for k in ("sr", "ssr", "srec")}
+              for label, v in FILTERING.items() if f"eval/{v}/test/ssr" in sb}
+    if len(stages) == len(FILTERING):
+        md("fig3c_filtering.md", "Fig. 3c: downstream effect of the filtering stages (SafeBranch's SFT, then BranchPO on each stage's pairs)",
+           table2(stages, SPLITS), sb_metrics)
+        written.append(plot_grouped_bars({label: {SPLIT_LABELS_SHORT[sp]: m[f"{sp}/ssr"] for sp in SPLITS}
+                                          for label, m in stages.items()},
+                                         tmp / "fig3c_filtering.png", "Fig. 3c: test SSR of SafeBranch trained on the "
+                                         "pairs after each funnel stage", ylabel="SSR"))
     if funnel_path.exists():
         f = read_json(funnel_path)
         md("table12_funnel.md", "Table 12: branch-pair funnel (extracted -> judge-kept -> final)",
@@ -119,7 +141,8 @@ def report(out: Path = OUT, safebranch: Path = SAFEBRANCH, sb_metrics: Path = SB
                                              f"Table 16: SafeBranch per-risk SRec, {SPLIT_LABELS_SHORT.get(split, split)}"))
     if (safebranch / "table13.md").exists():
         md("table13_fb.md", "Table 13: +FB ablation", (safebranch / "table13.md").read_text().split("\n", 2)[2] +
-           "\nThe default params train the relabelled variants only; `make study` adds the +FB rows.\n",
+           "\nThe default params train SFT-only +FB and SafeBranch +FB on seed 0; `make study` adds "
+           "BranchPO-only +FB and seeds 1-2.\n",
            safebranch / "table13.md")
     if (alfred / "table3.md").exists():
         md("table3_alfred.md", "Table 3: SafetyALFRED port", (alfred / "table3.md").read_text().split("\n", 2)[2],
@@ -128,17 +151,12 @@ def report(out: Path = OUT, safebranch: Path = SAFEBRANCH, sb_metrics: Path = SB
             written.append(Path(shutil.copy2(alfred / "per_category.png", tmp / "fig_alfred.png")))
     written += [tmp / "fig3b_funnel.png"] if (tmp / "fig3b_funnel.png").exists() else []
     names = sorted({p.name for p in written})
-    atomic_write_text(tmp / "index.md", "# Reports\n\n" + "\n".join(f"* [{n}]({n})" for n in names) +
-                      "\n\nFig. 3c (BranchPO on raw / judged / final pairs) is not produced yet.\n")
+    atomic_write_text(tmp / "index.md", "# Reports\n\n" + "\n".join(f"* [{n}]({n})" for n in names) + "\n"
+                      + provenance(run_id, sb_metrics, safebranch / "results.json", baselines, funnel_path, alfred_metrics))
     write_manifest(tmp, {"files": names}, inputs=[p for p in (sb_metrics, baselines, funnel_path, alfred_metrics) if p.exists()])
     replace_dir(tmp, out)
-    with mlflow_run(tracking_config(), "report"):
-        log_artifacts([out / n for n in names] + [out / "index.md"])
-    print(f"{len(names)} report files in {out}/: {', '.join(names)}")
     return names
 
-
-SPLIT_LABELS_SHORT = {"test": "ID", "ood_objectshift": "OOD-ObjectShift", "ood_taskshift": "OOD-TaskShift"}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -123,10 +123,12 @@ class Trainer:
             if (seed, key) not in self.done:
                 p = phases[i]
                 out = self.out / f"seed{seed}" / key
-                result, history = phase_task(start, p, self.data[p.data], out, self.params(p.kind, lrs[p.kind]), seed,
-                                             self.cfg.peft, self.splits / self.cfg.dev_split,
-                                             self.cfg.eval_every.get(p.kind, 10))
-                batch = int(self.params(p.kind, lrs[p.kind]).get("per_device_train_batch_size", 8))
+                params = self.params(p.kind, lrs[p.kind])
+                batch = int(params.get("per_device_train_batch_size", 8))
+                steps = -(-len(self.data[p.data]) // batch) * int(params.get("num_train_epochs", 1))
+                every = max(self.cfg.eval_every.get(p.kind, 10), -(-steps // self.cfg.max_dev_evals))
+                result, history = phase_task(start, p, self.data[p.data], out, params, seed, self.cfg.peft,
+                                             self.splits / self.cfg.dev_split, every)
                 self.done[(seed, key)] = (out, {"kind": p.kind, "data": p.data, "lr": lrs[p.kind],
                                                 "steps_per_epoch": -(-len(self.data[p.data]) // batch),
                                                 "metrics": result.metrics, "curve": result.curve, "history": history})
@@ -264,9 +266,11 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
     pairs = read_jsonl(pairs_dir / "pairs.jsonl")
     safe = read_jsonl(pairs_dir / "safe_episodes.jsonl")
     trajectories = [Trajectory.from_json(read_json(p)) for p in sorted((rollouts / "shards").glob("*.json"))]
+    earlier = {n: read_jsonl(pairs_dir / f"pairs_{n}.jsonl") if (pairs_dir / f"pairs_{n}.jsonl").exists() else None
+               for n in ("extracted", "judged")}
     data = datasets(pairs, read_jsonl(pairs_dir / "pairs_fb.jsonl"), read_jsonl(pairs_dir / "sft.jsonl"),
                     read_jsonl(pairs_dir / "replay.jsonl"), trajectory_pairs(safe, trajectories, len(pairs), False),
-                    trajectory_pairs(safe, trajectories, len(pairs), True))
+                    trajectory_pairs(safe, trajectories, len(pairs), True), earlier["extracted"], earlier["judged"])
     print("data: " + ", ".join(f"{k} {len(v)}" for k, v in data.items()))
     trainer = Trainer(cfg, base, data, splits, out)
     lrs, sweep_runs = sweep(trainer, cfg, cfg.seeds[0])

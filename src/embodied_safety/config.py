@@ -230,7 +230,7 @@ class AlfredPortConfig(ModelShape):
 
 
 VARIANTS = ("sft_only", "branchpo_only", "safebranch", "trajectory_dpo", "trajectory_dpo_success_matched",
-            "sft_only_fb", "branchpo_only_fb", "safebranch_fb")
+            "sft_only_fb", "branchpo_only_fb", "safebranch_fb", "safebranch_extracted", "safebranch_judged")
 
 
 @dataclass(frozen=True)
@@ -263,6 +263,7 @@ class SafeBranchConfig:
     dev_split: str = "dev"
     eval_every: dict[str, int] = dataclasses.field(default_factory=lambda: {  # optimizer steps between dev-split
         "sft": 20, "branchpo": 4, "trajectory_dpo": 4})                    # evaluations per phase (F.5)
+    max_dev_evals: int = 12  # cap per phase: larger data sets are evaluated every steps / max_dev_evals steps
     eval_splits: tuple[str, ...] = ("test", "ood_objectshift", "ood_taskshift")
     registered_model: str = "actor"
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)  # overrides of TrackingConfig

@@ -104,9 +104,10 @@ def test_selector_keeps_the_best_dev_state_by_ssr_then_sr(tmp_path):
 
 
 def test_every_variant_names_data_that_exists():
-    sets = datasets([{"prompt": [], "chosen": [], "pair_id": "p", "task": "t"}], [{"prompt": [], "chosen": [], "pair_id": "p", "task": "t"}],
-                    [], [], [], [])
+    pair = [{"prompt": [], "chosen": [], "pair_id": "p", "task": "t"}]
+    sets = datasets(pair, pair, [], [], [], [], pair, pair)
     assert all(p.data in sets for phases in RECIPES.values() for p in phases)
+    assert sets["sft_fb"] == [{"messages": [], "pair_id": "p", "task": "t"}] and sets["pairs_judged"] == pair
 
 
 def test_branchpo_only_uses_its_own_sweep_pick_and_everyone_else_the_phase_pick():

@@ -11,6 +11,7 @@ phases, as many trajectory pairs for Trajectory DPO, and the chosen side + repla
 | trajectory_dpo | trajectory DPO from the base actor | safe vs unsafe episodes | Trajectory DPO |
 | trajectory_dpo_success_matched | as above, unsafe side still succeeded | | + success-matched |
 | *_fb | the same, critic cue kept in the prompt | ``pairs_fb`` | +FB (Table 13) |
+| safebranch_extracted / safebranch_judged | SafeBranch's SFT, then BranchPO on the pairs before the judge / before pruning | | Fig. 3c |
 """
 
 from __future__ import annotations
@@ -36,12 +37,16 @@ RECIPES: dict[str, tuple[Phase, ...]] = {
     "sft_only_fb": (Phase("sft", "sft_fb"),),
     "branchpo_only_fb": (Phase("branchpo", "pairs_fb"),),
     "safebranch_fb": (Phase("sft", "sft_fb"), Phase("branchpo", "pairs_fb")),
+    # Fig. 3c: BranchPO on the pairs before the judge / before pruning, after the same SFT as SafeBranch
+    "safebranch_extracted": (Phase("sft", "sft"), Phase("branchpo", "pairs_extracted")),
+    "safebranch_judged": (Phase("sft", "sft"), Phase("branchpo", "pairs_judged")),
 }
 LABELS = {
     "base": "Base (bootstrap actor)", "sft_only": "SFT-only", "branchpo_only": "BranchPO-only",
     "safebranch": "SafeBranch (SFT -> BranchPO)", "trajectory_dpo": "Trajectory DPO",
     "trajectory_dpo_success_matched": "+ success-matched", "sft_only_fb": "SFT-only +FB",
     "branchpo_only_fb": "BranchPO-only +FB", "safebranch_fb": "SafeBranch +FB",
+    "safebranch_extracted": "SafeBranch on extracted pairs", "safebranch_judged": "SafeBranch on judge-kept pairs",
 }
 # sweep key -> (the phase whose learning rate it picks, the variant whose dev result picks it).
 # SFT is swept first: SafeBranch's BranchPO sweep builds on the picked SFT checkpoint.
@@ -57,13 +62,22 @@ def lrs_for(variant: str, picks: dict[str, float]) -> dict[str, float]:
     return {"sft": picks["sft"], "branchpo": picks[own], "trajectory_dpo": picks["trajectory_dpo"]}
 
 
+def _chosen(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"messages": p["prompt"] + p["chosen"], "pair_id": p["pair_id"], "task": p["task"]} for p in pairs]
+
+
 def datasets(pairs: list[dict[str, Any]], pairs_fb: list[dict[str, Any]], sft: list[dict[str, Any]],
              replay: list[dict[str, Any]], trajectory: list[dict[str, Any]],
-             trajectory_success_matched: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """The named data sets the phases train on. ``sft_fb`` = the +FB prompts with the chosen side, plus replay."""
-    sft_fb = [{"messages": p["prompt"] + p["chosen"], "pair_id": p["pair_id"], "task": p["task"]} for p in pairs_fb]
-    return {"pairs": pairs, "pairs_fb": pairs_fb, "sft": sft + replay, "sft_fb": sft_fb + replay,
-            "trajectory": trajectory, "trajectory_success_matched": trajectory_success_matched}
+             trajectory_success_matched: list[dict[str, Any]], pairs_extracted: list[dict[str, Any]] | None = None,
+             pairs_judged: list[dict[str, Any]] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The named data sets the phases train on. ``sft_fb`` = the +FB prompts with the chosen side, plus
+    replay. ``pairs_extracted`` / ``pairs_judged``: the funnel's earlier stages (Fig. 3c)."""
+    out = {"pairs": pairs, "pairs_fb": pairs_fb, "sft": sft + replay, "sft_fb": _chosen(pairs_fb) + replay,
+           "trajectory": trajectory, "trajectory_success_matched": trajectory_success_matched}
+    for name, rows in (("extracted", pairs_extracted), ("judged", pairs_judged)):
+        if rows is not None:
+            out[f"pairs_{name}"] = rows
+    return out
 
 
 def chain_key(phases: tuple[Phase, ...], lrs: dict[Kind, float]) -> str:

@@ -1,0 +1,46 @@
+"""The report stage's rendering on small synthetic stage outputs: every table and figure, with provenance."""
+
+import json
+
+from flows.report import _render
+
+
+def _write(path, obj):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj))
+    return path
+
+
+def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
+    splits = ("test", "ood_objectshift", "ood_taskshift")
+    sb = {f"eval/{v}/{s}/{k}": x for v, x in (("base", 0.1), ("safebranch", 0.5), ("sft_only", 0.4),
+                                             ("safebranch_extracted", 0.3), ("safebranch_judged", 0.45))
+          for s in splits for k in ("sr", "ssr", "srec")}
+    bl = {f"baselines/full_critic/{s}/{k}": 0.6 for s in splits for k in ("sr", "ssr", "srec")}
+    bl.update({f"baselines/full_critic/{s}/cost/module_calls": 100 for s in splits})
+    funnel = {"data/pairs_extracted": 10, "data/pairs_judged": 8, "data/pairs_final": 5,
+              "data/pairs_extracted/risk/Fire Hazard": 10, "data/pairs_judged/risk/Fire Hazard": 8,
+              "data/pairs_final/risk/Fire Hazard": 5, "data/judge_keep_rate": 0.8, "data/repair_acceptance": 0.5,
+              "efficiency/natural_pairs_per_episode": 0.01, "efficiency/branch_pairs_per_episode": 0.4,
+              "efficiency/ratio": 40.0}
+    curve = [{"step": 0, "sr": 0.8, "ssr": 0.0, "srec": 0.0}, {"step": 4, "sr": 0.6, "ssr": 0.5, "srec": 0.8}]
+    run = {"variant": "safebranch", "seed": 0, "phases": [{"curve": curve}],
+           "risks": {s: {"Fire Hazard": [3, 4]} for s in splits}}
+    sbdir = tmp_path / "models/safebranch"
+    _write(sbdir / "results.json", {"runs": [run]})
+    (sbdir / "table13.md").write_text("# Table 13\n\n| scheme | prompt | SR |\n|---|---|---|\n| SFT-only | +FB | 0.1 |\n")
+    alfred = tmp_path / "data/alfred"
+    alfred.mkdir(parents=True)
+    (alfred / "table3.md").write_text("# Table 3\n\n| method | hazard |\n|---|---|\n| Base actor | 0.02 |\n")
+    out = tmp_path / "reports"
+    names = _render("run123", out, sbdir, _write(tmp_path / "sb.json", sb), _write(tmp_path / "bl.json", bl),
+                    _write(tmp_path / "funnel.json", funnel), alfred, _write(tmp_path / "alfred.json", {}))
+    assert {"table2.md", "table14.md", "table12_funnel.md", "fig3a_efficiency.png", "fig3c_filtering.md",
+            "fig3c_filtering.png", "table13_fb.md", "table15_dynamics.md", "fig_dynamics.png",
+            "table16_per_risk_test.png", "table3_alfred.md"} <= set(names)
+    table2 = (out / "table2.md").read_text()
+    assert "Runtime full-critic" in table2 and "| 300 |" in table2  # module calls summed over the splits
+    assert "SafeBranch on extracted pairs" not in table2  # the Fig. 3c variants have their own table
+    assert "MLflow run run123" in table2 and "sb.json" in table2
+    assert "| 0.450 |" in (out / "fig3c_filtering.md").read_text()
+    assert all(f"[{n}]" in (out / "index.md").read_text() for n in names)
