@@ -125,7 +125,7 @@ class Trainer:
                 out = self.out / f"seed{seed}" / key
                 params = self.params(p.kind, lrs[p.kind])
                 batch = int(params.get("per_device_train_batch_size", 8))
-                steps = -(-len(self.data[p.data]) // batch) * int(params.get("num_train_epochs", 1))
+                steps = int(params.get("max_steps", 0)) or -(-len(self.data[p.data]) // batch) * int(params.get("num_train_epochs", 1))
                 every = max(self.cfg.eval_every.get(p.kind, 10), -(-steps // self.cfg.max_dev_evals))
                 result, history = phase_task(start, p, self.data[p.data], out, params, seed, self.cfg.peft,
                                              self.splits / self.cfg.dev_split, every)
