@@ -46,7 +46,7 @@ ACTION_FORMS: dict[str, str] = {
 assert tuple(ACTION_FORMS) == ACTIONS, "every one of the 17 actions is described to the planner"
 
 REFUSAL = re.compile(r"^\W*(?:refuse|reject)\s*[:\-]\s*(?P<reason>.*)$", re.IGNORECASE)
-PLAIN_REFUSAL = re.compile(r"^\W*(?:i\s+(?:cannot|can't|can not|won't|will not|must refuse|refuse|am sorry|'m sorry)"
+PLAIN_REFUSAL = re.compile(r"^\W*(?:i\s*(?:cannot|can't|can not|won't|will not|must refuse|refuse|am sorry|['’]m sorry)"
                            r"|sorry\b|as an ai\b)", re.IGNORECASE)
 
 

@@ -52,7 +52,7 @@ class Action:
     args: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return " ".join((self.name, *self.args))
+        return " ".join(str(part) for part in (self.name, *self.args))
 
 
 class StepParseError(ValueError):
