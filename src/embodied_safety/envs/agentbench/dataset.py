@@ -311,6 +311,8 @@ def build_tasks(task_type: TaskType, source: str, index: int, row: Any, report: 
     if not isinstance(row, dict):
         raise RowError("<row>", f"expected a JSON object, got {type(row).__name__}")
     scene = _text(row, "scene_name")
+    if task_type != "abstract":
+        _text(row, "instruction")  # the field a user looks for first
     task_id = f"{task_type}/{index:04d}"
     raw_steps = _str_list(row, "step", required=task_type != "long_horizon")
     steps = normalise_steps(raw_steps, task_id, report)
