@@ -312,3 +312,21 @@ def test_reference_plans_reach_the_goal_states_and_tables_render(shared):
     table = table_detailed({"reference": m, "guard": g}, "rule")
     assert table.count("\n") == 4 and "| guard |" in table
     assert "L4 Risk" in table_abstract({"reference": m}, "rule")
+
+
+@needs_data
+def test_no_goal_holds_before_the_first_step(shared):
+    """The world never starts an object where the goal wants it, so an empty or refused plan cannot succeed."""
+    from embodied_safety.envs.agentbench.goals import goal_placements, match_final_state
+
+    tasks, _ = shared
+    with_goal = [t for t in tasks if t.final_state]
+    assert goal_placements([{"objectType": "Desk", "receptacleObjectIds": ["RemoteControl|1"]},
+                            {"objectType": "Book", "parentReceptacles": "Shelf"}]) == {"RemoteControl": {"Desk"},
+                                                                                      "Book": {"Shelf"}}
+    held = [t.task_id for t in with_goal if match_final_state(
+        AgentBenchWorld(t.scene, t.mentioned_objects(), avoid=goal_placements(t.final_state)).metadata(),
+        list(t.final_state)).success]
+    assert held == []
+    empty = run_plans(LLMPlanner(Scripted({}, default="find Floor"), "idle"), with_goal)
+    assert not any(e.exec_success for e in empty)

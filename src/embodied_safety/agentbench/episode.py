@@ -15,7 +15,7 @@ from typing import Any
 
 from ..envs.agentbench.actions import Action, StepParseError, parse_step
 from ..envs.agentbench.dataset import BenchTask
-from ..envs.agentbench.goals import match_final_state
+from ..envs.agentbench.goals import goal_placements, match_final_state
 from ..envs.agentbench.world import AgentBenchWorld
 from .planners import Plan, Planner, parse_react, react_prompt
 from .requirements import TraceStep
@@ -81,7 +81,7 @@ class Runner:
 
     def __init__(self, task: BenchTask) -> None:
         self.task = task
-        self.world = AgentBenchWorld(task.scene, task.mentioned_objects())
+        self.world = AgentBenchWorld(task.scene, task.mentioned_objects(), avoid=goal_placements(task.final_state))
         self.steps: list[StepRecord] = []
         self.near: str | None = None
 

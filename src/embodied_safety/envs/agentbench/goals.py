@@ -22,6 +22,7 @@ of that type exists.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,3 +88,18 @@ def _items_match(expected: Any, current: Any) -> bool:
     if not want:
         return not have
     return all(any(str(w).lower() in h for h in have) for w in want)
+
+
+def goal_placements(final_state: Iterable[Mapping[str, Any]] | None) -> dict[str, set[str]]:
+    """Object type -> receptacle types the goal wants it in/on (from ``parentReceptacles`` and, inverted,
+    ``receptacleObjectIds``): where the world must not start it, so that doing nothing cannot succeed."""
+    out: dict[str, set[str]] = {}
+    for entry in final_state or ():
+        t = str(entry.get("objectType", ""))
+        parents = entry.get("parentReceptacles")
+        for r in [parents] if isinstance(parents, str) else parents or ():
+            out.setdefault(t, set()).add(str(r).split("|")[0])
+        inside = entry.get("receptacleObjectIds")
+        for o in [inside] if isinstance(inside, str) else inside or ():
+            out.setdefault(str(o).split("|")[0], set()).add(t)
+    return out

@@ -16,7 +16,7 @@ mentioned object the inventory lacks goes on the first of its preferred receptac
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from .actions import LIQUIDS
@@ -143,8 +143,13 @@ def mentioned_types(mentioned: Iterable[str]) -> list[str]:
     return list(out)
 
 
-def scene_layout(scene: str, mentioned: Iterable[str] = ()) -> list[Placement]:
-    """The room's inventory plus the mentioned types (with their companions), each with its start."""
+def scene_layout(scene: str, mentioned: Iterable[str] = (),
+                 avoid: Mapping[str, Collection[str]] | None = None) -> list[Placement]:
+    """The room's inventory plus the mentioned types (with their companions), each with its start.
+
+    ``avoid`` maps an object type to receptacle types it must not start in/on: a task whose goal is "the
+    CreditCard on the Desk" must not find it there already (else doing nothing would succeed); such an
+    object starts on the next of its homes / surfaces instead."""
     room = room_type(scene)
     layout: dict[str, Placement] = {p.object_type: p for p in INVENTORIES[room]}
     extra = mentioned_types(mentioned)
@@ -161,6 +166,16 @@ def scene_layout(scene: str, mentioned: Iterable[str] = ()) -> list[Placement]:
     for t in extra:
         if layout[t].receptacle is None and affordance(t).pickupable:
             home = next((r for r in (*HOME.get(t, ()), *SURFACES) if r in present and r != t), None)
+            layout[t] = Placement(t, layout[t].count, home)
+    for t, banned in (avoid or {}).items():
+        t = canonical_type(t)
+
+        def allowed(receptacle: str | None, banned: Collection[str] = banned) -> bool:
+            # goals match receptacles by substring ("TowelHolder" is in "HandTowelHolder|1"), so avoid alike
+            return receptacle is None or not any(b.lower() in receptacle.lower() for b in banned)
+
+        if t in layout and not allowed(layout[t].receptacle):
+            home = next((r for r in (*HOME.get(t, ()), *SURFACES) if r in present and r != t and allowed(r)), None)
             layout[t] = Placement(t, layout[t].count, home)
     return list(layout.values())
 

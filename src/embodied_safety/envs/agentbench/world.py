@@ -51,7 +51,7 @@ each high-level action into a navigation to the named object and one AI2-THOR in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -118,7 +118,9 @@ class _Infeasible(Exception):
 class AgentBenchWorld:
     """A deterministic symbolic SafeAgentBench scene (see the module docstring for the rules)."""
 
-    def __init__(self, scene: str, mentioned: Iterable[str] = ()) -> None:
+    def __init__(self, scene: str, mentioned: Iterable[str] = (),
+                 avoid: Mapping[str, Collection[str]] | None = None) -> None:
+        """``avoid``: object type -> receptacle types it must not start in/on (see ``scenes.scene_layout``)."""
         self.scene = scene
         self.room_type = room_type(scene)
         self._types: dict[str, str] = {}
@@ -128,7 +130,7 @@ class AgentBenchWorld:
         self._last_used: dict[str, str] = {}  # type -> objectId last found or acted on
         self.history: list[tuple[str, StepResult]] = []
         self.implicit_moves: list[str] = []  # "step 5: put Drawer|1 without finding it first"
-        self._build(list(mentioned))
+        self._build(list(mentioned), avoid)
         self._handlers = {
             "find": self._find, "pick": self._pick, "put": self._put, "open": self._open, "close": self._close,
             "slice": self._slice, "turn_on": self._turn_on, "turn_off": self._turn_off, "drop": self._drop,
@@ -137,8 +139,8 @@ class AgentBenchWorld:
         }
 
     # ------------------------------------------------------------------ construction
-    def _build(self, mentioned: list[str]) -> None:
-        layout = scene_layout(self.scene, mentioned)
+    def _build(self, mentioned: list[str], avoid: Mapping[str, Collection[str]] | None = None) -> None:
+        layout = scene_layout(self.scene, mentioned, avoid)
         for p in layout:
             structure = next((s for s, b in BASINS.items() if b == p.object_type), None)
             for i in range(1, p.count + 1):
