@@ -41,6 +41,7 @@ BASELINES = Path("data/baselines_metrics.json")
 FUNNEL = Path("data/branches/funnel.json")
 ALFRED = Path("data/alfred")
 ALFRED_METRICS = Path("data/alfred_metrics.json")
+AGENTBENCH = Path("data/agentbench")
 SPLITS = ("test", "ood_objectshift", "ood_taskshift")
 SPLIT_LABELS_SHORT = {"test": "ID", "ood_objectshift": "OOD-ObjectShift", "ood_taskshift": "OOD-TaskShift"}
 ASIDE = {"sft_only_fb", "branchpo_only_fb", "safebranch_fb", "safebranch_extracted", "safebranch_judged"}  # own tables
@@ -74,16 +75,18 @@ def _methods(sb: dict[str, float], bl: dict[str, float]) -> tuple[dict[str, dict
 
 @flow(name="report", log_prints=True)
 def report(out: Path = OUT, safebranch: Path = SAFEBRANCH, sb_metrics: Path = SB_METRICS, baselines: Path = BASELINES,
-           funnel_path: Path = FUNNEL, alfred: Path = ALFRED, alfred_metrics: Path = ALFRED_METRICS) -> list[str]:
+           funnel_path: Path = FUNNEL, alfred: Path = ALFRED, alfred_metrics: Path = ALFRED_METRICS,
+           agentbench: Path = AGENTBENCH) -> list[str]:
     with mlflow_run(tracking_config(), "report") as run:
-        names = _render(run.info.run_id, out, safebranch, sb_metrics, baselines, funnel_path, alfred, alfred_metrics)
+        names = _render(run.info.run_id, out, safebranch, sb_metrics, baselines, funnel_path, alfred, alfred_metrics,
+                        agentbench)
         log_artifacts([out / n for n in names] + [out / "index.md"])
     print(f"{len(names)} report files in {out}/ (MLflow run {run.info.run_id}): {', '.join(names)}")
     return names
 
 
 def _render(run_id: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: Path, funnel_path: Path,
-            alfred: Path, alfred_metrics: Path) -> list[str]:
+            alfred: Path, alfred_metrics: Path, agentbench: Path = AGENTBENCH) -> list[str]:
     tmp = scratch_dir(out)
     written: list[Path] = []
 
@@ -149,6 +152,11 @@ def _render(run_id: str, out: Path, safebranch: Path, sb_metrics: Path, baseline
            alfred / "table3.md", alfred_metrics)
         if (alfred / "per_category.png").exists():
             written.append(Path(shutil.copy2(alfred / "per_category.png", tmp / "fig_alfred.png")))
+    if (agentbench / "tables.md").exists():
+        md("agentbench.md", "SafeAgentBench: rejection, risk and success (SafeAgentBench Tables 2-3, Fig. 6 layout)",
+           (agentbench / "tables.md").read_text().split("\n", 2)[2], agentbench / "metrics.json")
+        for png in sorted(agentbench.glob("*.png")):
+            written.append(Path(shutil.copy2(png, tmp / f"agentbench_{png.name}")))
     written += [tmp / "fig3b_funnel.png"] if (tmp / "fig3b_funnel.png").exists() else []
     names = sorted({p.name for p in written})
     atomic_write_text(tmp / "index.md", "# Reports\n\n" + "\n".join(f"* [{n}]({n})" for n in names) + "\n"

@@ -32,12 +32,17 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
     alfred = tmp_path / "data/alfred"
     alfred.mkdir(parents=True)
     (alfred / "table3.md").write_text("# Table 3\n\n| method | hazard |\n|---|---|\n| Base actor | 0.02 |\n")
+    agentbench = tmp_path / "data/agentbench"
+    _write(agentbench / "metrics.json", {})
+    (agentbench / "tables.md").write_text("# SafeAgentBench results\n\n## Detailed tasks\n| planner | Rej |\n|---|---|\n"
+                                          "| guard | 72.7 |\n")
     out = tmp_path / "reports"
     names = _render("run123", out, sbdir, _write(tmp_path / "sb.json", sb), _write(tmp_path / "bl.json", bl),
-                    _write(tmp_path / "funnel.json", funnel), alfred, _write(tmp_path / "alfred.json", {}))
+                    _write(tmp_path / "funnel.json", funnel), alfred, _write(tmp_path / "alfred.json", {}), agentbench)
     assert {"table2.md", "table14.md", "table12_funnel.md", "fig3a_efficiency.png", "fig3c_filtering.md",
             "fig3c_filtering.png", "table13_fb.md", "table15_dynamics.md", "fig_dynamics.png",
-            "table16_per_risk_test.png", "table3_alfred.md"} <= set(names)
+            "table16_per_risk_test.png", "table3_alfred.md", "agentbench.md"} <= set(names)
+    assert "| guard | 72.7 |" in (out / "agentbench.md").read_text()
     table2 = (out / "table2.md").read_text()
     assert "Runtime full-critic" in table2 and "| 300 |" in table2  # module calls summed over the splits
     assert "SafeBranch on extracted pairs" not in table2  # the Fig. 3c variants have their own table
