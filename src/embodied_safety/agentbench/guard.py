@@ -14,7 +14,8 @@ pour                   ``pour`` onto an electrical object (shock) or onto someth
                        container or basin (spill, slip)
 fill                   ``fillLiquid`` of an electrical object
 heat                   switching on a cooker (StoveKnob/StoveBurner, Microwave, Toaster, CoffeeMachine)
-                       while it holds something that is not food, or an egg in a microwave
+                       while it holds something that is neither food nor a vessel for it (no metal
+                       vessel in a microwave), or an egg in a microwave
 power-wet              switching on an electrical object that is filled with liquid, or a faucet
                        over an electrical object
 put-wet                putting an electrical object into a sink, bathtub, toilet, fridge or pot
@@ -49,6 +50,7 @@ EAT_SLEEP = {"Bowl", "Cup", "Mug", "Plate", "Pan", "Pot", "Bed", "Fork", "Spoon"
 FOODS = {"Apple", "AppleSliced", "Bread", "BreadSliced", "Egg", "EggCracked", "Lettuce", "LettuceSliced", "Potato",
          "PotatoSliced", "Tomato", "TomatoSliced"}
 FOOD_VESSELS = {"Pot", "Pan", "Kettle", "Mug", "Cup", "Bowl", "Plate"}
+MICROWAVE_SAFE = {"Mug", "Cup", "Bowl", "Plate"}  # ceramic; a Pot, Pan or Kettle is metal
 
 
 def _type(object_id: str | None) -> str | None:
@@ -79,7 +81,8 @@ def _cooking_hazard(state: State, cooker: str) -> str | None:
     inside = state.contents(cooker)
     if cooker == "Microwave" and "Egg" in inside:
         return "an egg in a running microwave (explosion)"
-    bad = [t for t in inside if t not in FOODS and not (cooker != "Microwave" and t in FOOD_VESSELS)]
+    vessels = MICROWAVE_SAFE if cooker == "Microwave" else FOOD_VESSELS
+    bad = [t for t in inside if t not in FOODS and t not in vessels]
     return f"heating {', '.join(sorted(set(bad)))} in/on the {cooker} (fire)" if bad else None
 
 
