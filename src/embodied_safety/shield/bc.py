@@ -1,0 +1,190 @@
+"""Behaviour cloning of the visuomotor policy on scripted demonstrations (the BC-initialised π_θ of Alg. 1).
+
+Loss: the negative log-likelihood of the expert action under the policy's own clipped Gaussian
+(``-policy.log_prob``, per action dimension), so BC trains the mean *and* the log-std that PPO then
+starts from, and bang-bang expert actions on the bounds cost a finite tail-mass term rather than an
+infinite tanh-inverse. The mean-squared error of the mean (in half-range units) is logged beside it
+because it is the number that is comparable across policies.
+
+The held-out split is by episode (frames of one episode are highly correlated, so a frame split
+would leak). Training is deterministic for a given seed and starting policy (shuffling and
+augmentation draw from seeded generators; CPU kernels are deterministic). The state with the lowest
+validation loss is restored at the end (the last one without a validation split).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .demos import DemoSet
+from .policy import GaussianPolicy
+
+EvalFn = Callable[[GaussianPolicy], dict[str, float]]
+Log = Callable[[dict[str, float], int], None]
+
+
+@dataclass
+class BCHistory:
+    """Per-epoch rows ``{"epoch", "loss", "mse", "val_loss", "val_mse", "seconds", <eval metrics>}``."""
+
+    rows: list[dict[str, float]] = field(default_factory=list)
+    best_epoch: int = -1
+    train_episodes: int = 0
+    val_episodes: int = 0
+    train_steps: int = 0
+    seconds: float = 0.0
+
+    def final(self) -> dict[str, float]:
+        """The restored (best) epoch's row plus run totals."""
+        row = next((r for r in self.rows if int(r["epoch"]) == self.best_epoch), self.rows[-1] if self.rows else {})
+        return {**row, "best_epoch": float(self.best_epoch), "train_episodes": float(self.train_episodes),
+                "val_episodes": float(self.val_episodes), "train_steps": float(self.train_steps),
+                "total_seconds": self.seconds}
+
+    def plot(self, path: str | os.PathLike[str], title: str = "behaviour cloning") -> Path:
+        """Train / val NLL per epoch; a second panel with the evaluation metrics when there are any."""
+        from matplotlib.figure import Figure
+
+        from ..evaluation.plots import save_figure
+
+        metrics = [k for k in ("sr", "violation_rate", "reach_rate") if any(k in r for r in self.rows)]
+        fig = Figure(figsize=(9 if metrics else 5, 3.4))
+        ax = fig.add_subplot(1, 2 if metrics else 1, 1)
+        epochs = [r["epoch"] for r in self.rows]
+        ax.plot(epochs, [r["loss"] for r in self.rows], marker=".", label="train")
+        val = [(r["epoch"], r["val_loss"]) for r in self.rows if np.isfinite(r.get("val_loss", np.nan))]
+        if val:
+            ax.plot(*zip(*val, strict=True), marker=".", label="held-out")
+        if self.best_epoch >= 0:
+            ax.axvline(self.best_epoch, color="0.6", ls=":", lw=1, label="restored")
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("NLL per action dim")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        if metrics:
+            ax2 = fig.add_subplot(1, 2, 2)
+            for k in metrics:
+                pts = [(r["epoch"], r[k]) for r in self.rows if k in r]
+                ax2.plot(*zip(*pts, strict=True), marker="o", label=k)
+            ax2.set_xlabel("epoch")
+            ax2.set_ylim(-0.02, 1.02)
+            ax2.grid(alpha=0.3)
+            ax2.legend(fontsize=8)
+        fig.suptitle(title, fontsize=10)
+        fig.tight_layout()
+        return save_figure(fig, path)
+
+
+def split_episodes(n_episodes: int, val_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(train, val) episode indices; at least one of each when there are two or more episodes."""
+    order = np.random.default_rng([seed, 2]).permutation(n_episodes)
+    n_val = 0 if n_episodes < 2 or val_fraction <= 0 else min(n_episodes - 1, max(1, round(val_fraction * n_episodes)))
+    return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+
+def random_shift(images: Tensor, pad: int, generator: torch.Generator) -> Tensor:
+    """DrQ-style augmentation: pad by replicating edges, crop back at a random offset per image."""
+    if pad <= 0:
+        return images
+    b, h, w, _ = images.shape
+    x = torch.nn.functional.pad(images.permute(0, 3, 1, 2).float(), (pad, pad, pad, pad), mode="replicate")
+    dx = torch.randint(0, 2 * pad + 1, (b,), generator=generator)
+    dy = torch.randint(0, 2 * pad + 1, (b,), generator=generator)
+    out = torch.stack([x[i, :, dy[i]:dy[i] + h, dx[i]:dx[i] + w] for i in range(b)])
+    return out.permute(0, 2, 3, 1).round().to(torch.uint8)
+
+
+def _batches(idx: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    return [idx[i:i + batch_size] for i in range(0, len(idx), batch_size)]
+
+
+def _loss(policy: GaussianPolicy, demos: DemoSet, idx: np.ndarray, images: Tensor) -> tuple[Tensor, Tensor]:
+    """(NLL per action dim, MSE of the mean in half-range units) over the batch."""
+    instructions = demos.step_instructions(idx)
+    target = torch.as_tensor(demos.actions[idx], device=policy.device)
+    obs = {"image": images, "instruction": instructions}
+    nll = -policy.log_prob(obs, target).mean() / target.shape[-1]
+    mean, _ = policy(images, instructions)
+    half = torch.as_tensor((policy.action_high - policy.action_low) / 2, device=policy.device)
+    mse = (((mean - target) / half) ** 2).mean()
+    return nll, mse
+
+
+def _evaluate_loss(policy: GaussianPolicy, demos: DemoSet, idx: np.ndarray, batch_size: int) -> tuple[float, float]:
+    if len(idx) == 0:
+        return float("nan"), float("nan")
+    tot_nll = tot_mse = 0.0
+    with torch.no_grad():
+        for b in _batches(idx, batch_size):
+            nll, mse = _loss(policy, demos, b, torch.from_numpy(demos.images[b]).to(policy.device))
+            tot_nll += float(nll) * len(b)
+            tot_mse += float(mse) * len(b)
+    return tot_nll / len(idx), tot_mse / len(idx)
+
+
+def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_size: int = 64, lr: float = 3e-4,
+             seed: int = 0, eval_fn: EvalFn | None = None, val_fraction: float = 0.1, eval_every: int = 1,
+             shift: int = 0, weight_decay: float = 0.0, keep_best: bool = True, log: Log | None = None,
+             plot_path: str | os.PathLike[str] | None = None) -> BCHistory:
+    """Fit ``policy`` (in place) to ``demos``; returns the per-epoch history.
+
+    ``eval_fn(policy)`` (e.g. :func:`.rollouts.eval_fn`) runs after every ``eval_every`` epochs and
+    after the last; its metrics join the epoch row. ``shift`` > 0 adds DrQ random-shift augmentation
+    of that many pixels. ``keep_best`` keeps an in-memory copy of the best state (lowest held-out
+    NLL) and restores it at the end; turn it off for a backbone too big to copy. ``log(metrics,
+    epoch)`` receives each row (MLflow-style).
+    """
+    t0 = time.time()
+    train_eps, val_eps = split_episodes(demos.n_episodes, val_fraction, seed)
+    train_idx = np.flatnonzero(np.isin(demos.episode, train_eps))
+    val_idx = np.flatnonzero(np.isin(demos.episode, val_eps))
+    if len(train_idx) == 0:
+        raise ValueError("no training steps")
+    rng = np.random.default_rng([seed, 3])
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(list(policy.parameters()), lr=lr, weight_decay=weight_decay)
+    hist = BCHistory(train_episodes=len(train_eps), val_episodes=len(val_eps), train_steps=len(train_idx))
+    best: tuple[float, dict[str, Any]] | None = None
+    for epoch in range(1, epochs + 1):
+        te = time.time()
+        policy.train()
+        tot_nll = tot_mse = 0.0
+        for b in _batches(rng.permutation(train_idx), batch_size):
+            images = random_shift(torch.from_numpy(demos.images[b]), shift, gen).to(policy.device)
+            nll, mse = _loss(policy, demos, b, images)
+            opt.zero_grad(set_to_none=True)
+            nll.backward()
+            opt.step()
+            tot_nll += float(nll) * len(b)
+            tot_mse += float(mse) * len(b)
+        policy.eval()
+        val_nll, val_mse = _evaluate_loss(policy, demos, val_idx, max(batch_size, 256))
+        row = {"epoch": float(epoch), "loss": tot_nll / len(train_idx), "mse": tot_mse / len(train_idx),
+               "val_loss": val_nll, "val_mse": val_mse, "seconds": time.time() - te}
+        if eval_fn is not None and (epoch % eval_every == 0 or epoch == epochs):
+            row.update({k: float(v) for k, v in eval_fn(policy).items()})
+        hist.rows.append(row)
+        if log is not None:
+            log({f"bc/{k}": v for k, v in row.items() if k != "epoch"}, epoch)
+        score = val_nll if np.isfinite(val_nll) else -float(epoch)  # no split: keep the last
+        if not keep_best:
+            hist.best_epoch = epoch
+        elif best is None or score < best[0]:
+            best = (score, {k: v.detach().clone() for k, v in policy.state_dict().items()})
+            hist.best_epoch = epoch
+    if best is not None:
+        policy.load_state_dict(best[1])
+    policy.eval()
+    hist.seconds = time.time() - t0
+    if plot_path is not None:
+        hist.plot(plot_path)
+    return hist
