@@ -1,1 +1,0 @@
-"""ShieldVLA: rubric-guided safety shield for language-conditioned visuomotor policies (paper 2)."""
