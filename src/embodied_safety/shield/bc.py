@@ -1,0 +1,277 @@
+"""Behaviour cloning of the visuomotor policy on scripted demonstrations (the BC-initialised π_θ of Alg. 1).
+
+Loss: the negative log-likelihood of the expert action under the policy's own clipped Gaussian
+(``-policy.log_prob``, per action dimension), so BC trains the mean *and* the log-std that PPO then
+starts from, and bang-bang expert actions on the bounds cost a finite tail-mass term rather than an
+infinite tanh-inverse. The mean-squared error of the mean (in half-range units) is logged beside it
+because it is the number that is comparable across policies.
+
+The held-out split is by episode (frames of one episode are highly correlated, so a frame split
+would leak). Training is deterministic for a given seed and starting policy (shuffling and
+augmentation draw from seeded generators; CPU kernels are deterministic). The state with the lowest
+validation loss is restored at the end (the last one without a validation split).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .demos import DemoSet
+from .policy import GaussianPolicy, clipped_gaussian_log_prob
+
+EvalFn = Callable[[GaussianPolicy], dict[str, float]]
+Log = Callable[[dict[str, float], int], None]
+
+
+@dataclass
+class BCHistory:
+    """Per-epoch rows ``{"epoch", "loss", "mse", "val_loss", "val_mse", "seconds", <eval metrics>}``."""
+
+    rows: list[dict[str, float]] = field(default_factory=list)
+    best_epoch: int = -1
+    train_episodes: int = 0
+    val_episodes: int = 0
+    train_steps: int = 0
+    seconds: float = 0.0
+
+    def final(self) -> dict[str, float]:
+        """The restored (best) epoch's row plus run totals."""
+        last = self.rows[-1] if self.rows else {}
+        row = next((r for r in self.rows if int(r["epoch"]) == self.best_epoch), last)
+        return {**row, "best_epoch": float(self.best_epoch), "train_episodes": float(self.train_episodes),
+                "val_episodes": float(self.val_episodes), "train_steps": float(self.train_steps),
+                "total_seconds": self.seconds}
+
+    def plot(self, path: str | os.PathLike[str], title: str = "behaviour cloning") -> Path:
+        """Train / val NLL per epoch; a second panel with the evaluation metrics when there are any."""
+        from matplotlib.figure import Figure
+
+        from ..evaluation.plots import save_figure
+
+        metrics = [k for k in ("sr", "violation_rate", "reach_rate") if any(k in r for r in self.rows)]
+        fig = Figure(figsize=(9 if metrics else 5, 3.4))
+        ax = fig.add_subplot(1, 2 if metrics else 1, 1)
+        epochs = [r["epoch"] for r in self.rows]
+        ax.plot(epochs, [r["loss"] for r in self.rows], marker=".", label="train")
+        val = [(r["epoch"], r["val_loss"]) for r in self.rows if np.isfinite(r.get("val_loss", np.nan))]
+        if val:
+            ax.plot(*zip(*val, strict=True), marker=".", label="held-out")
+        if self.best_epoch >= 0:
+            ax.axvline(self.best_epoch, color="0.6", ls=":", lw=1, label="restored")
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("NLL per action dim")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        if metrics:
+            ax2 = fig.add_subplot(1, 2, 2)
+            for k in metrics:
+                pts = [(r["epoch"], r[k]) for r in self.rows if k in r]
+                ax2.plot(*zip(*pts, strict=True), marker="o", label=k)
+            ax2.set_xlabel("epoch")
+            ax2.set_ylim(-0.02, 1.02)
+            ax2.grid(alpha=0.3)
+            ax2.legend(fontsize=8)
+        fig.suptitle(title, fontsize=10)
+        fig.tight_layout()
+        return save_figure(fig, path)
+
+
+def split_episodes(n_episodes: int, val_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(train, val) episode indices; at least one of each when there are two or more episodes."""
+    order = np.random.default_rng([seed, 2]).permutation(n_episodes)
+    n_val = 0
+    if n_episodes >= 2 and val_fraction > 0:
+        n_val = min(n_episodes - 1, max(1, round(val_fraction * n_episodes)))
+    return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+
+def random_shift(images: Tensor, pad: int, generator: torch.Generator) -> Tensor:
+    """DrQ-style augmentation: shift each uint8 frame by up to ``pad`` pixels, repeating edge pixels
+    (the same as replicate-padding then cropping, done as one integer gather)."""
+    if pad <= 0:
+        return images
+    b, h, w, _ = images.shape
+    dy = torch.randint(-pad, pad + 1, (b, 1), generator=generator)
+    dx = torch.randint(-pad, pad + 1, (b, 1), generator=generator)
+    rows = (torch.arange(h)[None] + dy).clamp_(0, h - 1)  # [B, H]
+    cols = (torch.arange(w)[None] + dx).clamp_(0, w - 1)  # [B, W]
+    return images[torch.arange(b)[:, None, None], rows[:, :, None], cols[:, None, :]]
+
+
+def _batches(idx: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    return [idx[i:i + batch_size] for i in range(0, len(idx), batch_size)]
+
+
+def _loss(policy: GaussianPolicy, demos: DemoSet, idx: np.ndarray, images: Tensor) -> tuple[Tensor, Tensor]:
+    """(NLL per action dim, MSE of the mean in half-range units) over the batch, from one forward pass
+    (the NLL is ``-policy.log_prob``: every :class:`GaussianPolicy` uses the clipped Gaussian)."""
+    target = torch.as_tensor(demos.actions[idx], device=policy.device)
+    mean, log_std = policy(images, demos.step_instructions(idx))
+    low = torch.as_tensor(policy.action_low, device=policy.device)
+    high = torch.as_tensor(policy.action_high, device=policy.device)
+    nll = -clipped_gaussian_log_prob(mean, log_std, target, low, high).mean() / target.shape[-1]
+    mse = ((2 * (mean - target) / (high - low)) ** 2).mean()
+    return nll, mse
+
+
+def _evaluate_loss(policy: GaussianPolicy, demos: DemoSet, idx: np.ndarray,
+                   batch_size: int) -> tuple[float, float]:
+    if len(idx) == 0:
+        return float("nan"), float("nan")
+    tot_nll = tot_mse = 0.0
+    with torch.no_grad():
+        for b in _batches(idx, batch_size):
+            nll, mse = _loss(policy, demos, b, torch.from_numpy(demos.images[b]).to(policy.device))
+            tot_nll += float(nll) * len(b)
+            tot_mse += float(mse) * len(b)
+    return tot_nll / len(idx), tot_mse / len(idx)
+
+
+def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_size: int = 64, lr: float = 3e-4,
+             seed: int = 0, eval_fn: EvalFn | None = None, val_fraction: float = 0.1, eval_every: int = 1,
+             shift: int = 4, weight_decay: float = 0.0, keep_best: bool = True, log: Log | None = None,
+             plot_path: str | os.PathLike[str] | None = None) -> BCHistory:
+    """Fit ``policy`` (in place) to ``demos``; returns the per-epoch history.
+
+    ``eval_fn(policy)`` (e.g. :func:`.rollouts.eval_fn`) runs after every ``eval_every`` epochs and
+    after the last; its metrics join the epoch row. ``shift`` > 0 adds DrQ random-shift augmentation
+    of that many pixels. ``keep_best`` keeps an in-memory copy of the best state (lowest held-out
+    NLL) and restores it at the end; turn it off for a backbone too big to copy. ``log(metrics,
+    epoch)`` receives each row (MLflow-style).
+    """
+    t0 = time.time()
+    train_eps, val_eps = split_episodes(demos.n_episodes, val_fraction, seed)
+    train_idx = np.flatnonzero(np.isin(demos.episode, train_eps))
+    val_idx = np.flatnonzero(np.isin(demos.episode, val_eps))
+    if len(train_idx) == 0:
+        raise ValueError("no training steps")
+    rng = np.random.default_rng([seed, 3])
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(list(policy.parameters()), lr=lr, weight_decay=weight_decay)
+    hist = BCHistory(train_episodes=len(train_eps), val_episodes=len(val_eps), train_steps=len(train_idx))
+    best: tuple[float, dict[str, Any]] | None = None
+    for epoch in range(1, epochs + 1):
+        te = time.time()
+        policy.train()
+        tot_nll = tot_mse = 0.0
+        for b in _batches(rng.permutation(train_idx), batch_size):
+            images = random_shift(torch.from_numpy(demos.images[b]), shift, gen).to(policy.device)
+            nll, mse = _loss(policy, demos, b, images)
+            opt.zero_grad(set_to_none=True)
+            nll.backward()
+            opt.step()
+            tot_nll += float(nll.detach()) * len(b)
+            tot_mse += float(mse.detach()) * len(b)
+        policy.eval()
+        val_nll, val_mse = _evaluate_loss(policy, demos, val_idx, max(batch_size, 256))
+        row = {"epoch": float(epoch), "loss": tot_nll / len(train_idx), "mse": tot_mse / len(train_idx),
+               "val_loss": val_nll, "val_mse": val_mse, "seconds": time.time() - te}
+        if eval_fn is not None and (epoch % eval_every == 0 or epoch == epochs):
+            row.update({k: float(v) for k, v in eval_fn(policy).items()})
+        hist.rows.append(row)
+        if log is not None:
+            log({f"bc/{k}": v for k, v in row.items() if k != "epoch"}, epoch)
+        score = val_nll if np.isfinite(val_nll) else -float(epoch)  # no split: keep the last
+        if not keep_best:
+            hist.best_epoch = epoch
+        elif best is None or score < best[0]:
+            best = (score, {k: v.detach().clone() for k, v in policy.state_dict().items()})
+            hist.best_epoch = epoch
+    if best is not None:
+        policy.load_state_dict(best[1])
+    policy.eval()
+    hist.seconds = time.time() - t0
+    if plot_path is not None:
+        hist.plot(plot_path)
+    return hist
+
+
+# --------------------------------------------------------------------------------------------------
+# the measured run of docs/shield_policy.md
+
+
+def _env_factories(env: str) -> tuple[Callable[[], Any], Callable[[int], Any] | None]:
+    """(make_env, make_vec or None) for a short env name (``DubinsVL``) or a registered Gymnasium id."""
+    if env.split("/")[-1].startswith("DubinsVL"):
+        from ..envs.control.dubins import DubinsVLEnv, DubinsVLVec
+
+        return DubinsVLEnv, lambda n: DubinsVLVec(n, render=True)
+    import gymnasium as gym
+
+    import embodied_safety.envs.control  # noqa: F401  (registers the ids)
+
+    return (lambda: gym.make(env)), None
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Expert demos -> BC -> evaluation on held-out seeds; prints and writes a JSON report + curve."""
+    import argparse
+    import json
+
+    from ..io import write_json
+    from .demos import collect_demos, episode_seeds, scripted_expert
+    from .policy import policy_for_env
+    from .rollouts import evaluate_policy
+
+    ap = argparse.ArgumentParser(prog="python -m embodied_safety.shield.bc", description=main.__doc__)
+    ap.add_argument("--env", default="DubinsVL")
+    ap.add_argument("--episodes", type=int, default=200)
+    ap.add_argument("--noise", type=float, default=0.1, help="executed-action noise, half-ranges")
+    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--shift", type=int, default=4)
+    ap.add_argument("--eval-episodes", type=int, default=200)
+    ap.add_argument("--eval-every", type=int, default=0, help="0: evaluate after the last epoch only")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", default="models/shield_bc_dubins")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    make_env, make_vec = _env_factories(args.env)
+    t0 = time.time()
+    demos = collect_demos(make_env, scripted_expert(args.env), n_episodes=args.episodes, seed=args.seed,
+                          noise=args.noise)
+    t_demos = time.time() - t0
+    demos.save(out / "demos.npz")
+    torch.manual_seed(args.seed)
+    env = make_env()
+    policy = policy_for_env(env)
+    env.close()
+    # evaluation seeds: base seed + 1000, disjoint from the demo episodes
+    seeds = episode_seeds(args.seed + 1000, range(args.eval_episodes))
+    evaluate = None
+    if args.eval_every > 0:
+        def evaluate(p: GaussianPolicy) -> dict[str, float]:
+            metrics = evaluate_policy(make_env, p, seeds, n_envs=64, make_vec=make_vec)
+            return {k: float(v) for k, v in metrics.items()}
+
+    hist = train_bc(policy, demos, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
+                    eval_fn=evaluate, eval_every=max(args.eval_every, 1), shift=args.shift,
+                    log=lambda m, e: print(f"epoch {e}: {json.dumps({k: round(v, 4) for k, v in m.items()})}",
+                                           flush=True),
+                    plot_path=out / "bc_curve.png")
+    t1 = time.time()
+    final_eval = evaluate_policy(make_env, policy, seeds, n_envs=64, make_vec=make_vec)
+    t_eval = time.time() - t1
+    policy.save(out / "policy")
+    report = {"args": vars(args), "demos": demos.summary(), "demo_seconds": t_demos, "bc": hist.final(),
+              "bc_seconds": hist.seconds, "eval": final_eval, "eval_seconds": t_eval,
+              "n_parameters": sum(p.numel() for p in policy.parameters()), "history": hist.rows}
+    write_json(out / "report.json", report)
+    print(json.dumps({k: v for k, v in report.items() if k != "history"}, indent=2, default=str))
+    return report
+
+
+if __name__ == "__main__":
+    main()
