@@ -9,8 +9,6 @@ other shards finished (``tasks.runners.map_shards``), to be retried later.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,18 +22,7 @@ from embodied_safety.envs.agentbench.dataset import BenchTask
 from embodied_safety.io import read_json, write_json
 from embodied_safety.manifest import hash_path
 from tasks.actors import cached_actor
-
-CODE = (Path(__file__).resolve().parents[1] / "src/embodied_safety/agentbench",
-        Path(__file__).resolve().parents[1] / "src/embodied_safety/envs/agentbench")
-
-
-@cache
-def code_hash() -> str:
-    """The sources (not bytecode) of the world, planners and judges."""
-    h = hashlib.sha256()
-    for f in sorted(f for root in CODE for f in root.rglob("*") if f.suffix in (".py", ".txt")):
-        h.update(f.name.encode() + f.read_bytes())
-    return h.hexdigest()[:16]
+from tasks.store import content_key, source_hash
 
 
 @cache
@@ -61,8 +48,9 @@ def shard_key(planner: str, tasks: list[BenchTask], cfg: AgentBenchEvalConfig) -
     blob = {"planner": planner, "specs": specs, "tasks": [t.task_id for t in tasks], "judges": list(cfg.judges),
             "judge_actor": actor_key(cfg.judge_actor) if "llm" in cfg.judges else None,
             "judge_retries": cfg.judge_retries, "max_steps": cfg.max_steps, "react_max_steps": cfg.react_max_steps,
-            "temperature": cfg.temperature, "seed": cfg.seed, "code": code_hash()}
-    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:20]
+            "temperature": cfg.temperature, "seed": cfg.seed,
+            "code": source_hash("agentbench", "envs/agentbench")}
+    return content_key(blob)
 
 
 def load_actor_fields(fields: dict[str, Any]) -> Any:

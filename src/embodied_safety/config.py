@@ -324,3 +324,84 @@ class AgentBenchEvalConfig(ShardRunnerConfig):
             if spec["kind"] == "guard" and spec.get("inner") not in self.planner_specs:
                 raise ValueError(f"params.yaml: agentbench_eval.planner_specs.{name}.inner: "
                                  f"{spec.get('inner')!r} is not a planner")
+
+
+def _per_env(**values: Any) -> Any:
+    return dataclasses.field(default_factory=lambda: dict(values))
+
+
+@dataclass(frozen=True)
+class ShieldDemosConfig(ShardRunnerConfig):
+    """``shield_demos``: scripted-expert demonstrations per control env (docs/shield.md); shard = episodes."""
+
+    envs: tuple[str, ...] = ("dubins", "turtlebot", "franka")
+    episodes: dict[str, int] = _per_env(dubins=200, turtlebot=40, franka=12)
+    noise: float = 0.1  # executed-action noise (DART), in half-ranges; the BC target stays the clean action
+    shard_episodes: int = 25
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class BCPolicyConfig:
+    """``bc_policy``: behaviour cloning of the visuomotor policy per env, evaluated on held-out seeds."""
+
+    envs: tuple[str, ...] = ("dubins", "turtlebot", "franka")
+    epochs: dict[str, int] = _per_env(dubins=20, turtlebot=8, franka=8)
+    eval_episodes: dict[str, int] = _per_env(dubins=200, turtlebot=20, franka=6)
+    batch_size: int = 64
+    lr: float = 3e-4
+    shift: int = 4  # random-shift augmentation, pixels
+    seed: int = 0
+    threads: int = 2
+    tracking: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ShieldRolloutsConfig(ShardRunnerConfig):
+    """``shield_rollouts``: the BC policy's own rollouts with frames and per-episode safety bits (§4.2 (i))."""
+
+    envs: tuple[str, ...] = ("dubins", "turtlebot", "franka")
+    episodes: dict[str, int] = _per_env(dubins=256, turtlebot=40, franka=8)
+    deterministic: bool = False  # the paper labels the stochastic BC policy's rollouts
+    shard_episodes: int = 64
+    seed: int = 2  # episode seeds base (demos use 0, BC evaluation 1000)
+
+
+@dataclass(frozen=True)
+class RubricLabelConfig(ShardRunnerConfig):
+    """``rubric_label``: per-frame rubric scores V(o, c_k) and severity ρ (§4.2 (ii)); shard = frame batch."""
+
+    envs: tuple[str, ...] = ("dubins", "turtlebot", "franka")
+    backend: Literal["pixel", "vlm"] = "pixel"
+    rubric_sets: dict[str, str] = _per_env(dubins="dubins_vl_5r", turtlebot="turtlebot_nav_5r",
+                                           franka="franka_reach_2r")
+    vlm: dict[str, Any] = dataclasses.field(default_factory=dict)  # vlm: base_url, model, max_tokens, timeout_s, ...
+    retries: int = 2
+    batch_frames: int = 4096
+
+
+@dataclass(frozen=True)
+class CalibrateConfig:
+    """``calibrate``: class-balanced Platt scaling of ρ on the episode bit, and the cost-quality metrics."""
+
+    envs: tuple[str, ...] = ("dubins", "turtlebot", "franka")
+    C: float = 1.0  # L2 strength of the logistic regression (keeps `a` finite on separable data)
+    precontact_k: int = 10  # frames before first contact in the pre-contact tail AUROC
+    band: float = 0.25  # |ℓ| band of the tail AUROC
+    tracking: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RTDConfig:
+    """``rtd``: Refinement-through-Differentiation rounds (Algorithm 2) on the labelled frames."""
+
+    envs: tuple[str, ...] = ("dubins", "turtlebot")
+    proposer: Literal["pixel", "llm"] = "pixel"
+    proposer_actor: dict[str, Any] = dataclasses.field(default_factory=dict)  # llm: base_url, model, ...
+    rounds: int = 1
+    top_k: int = 2
+    max_pairs: int = 30
+    band: float = 0.25
+    pose_set: int = 400  # stratified poses per env (biased to the tail)
+    seed: int = 0
+    tracking: dict[str, str] = dataclasses.field(default_factory=dict)

@@ -199,19 +199,6 @@ def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_siz
 # the measured run of docs/shield_policy.md
 
 
-def _env_factories(env: str) -> tuple[Callable[[], Any], Callable[[int], Any] | None]:
-    """(make_env, make_vec or None) for a short env name (``DubinsVL``) or a registered Gymnasium id."""
-    if env.split("/")[-1].startswith("DubinsVL"):
-        from ..envs.control.dubins import DubinsVLEnv, DubinsVLVec
-
-        return DubinsVLEnv, lambda n: DubinsVLVec(n, render=True)
-    import gymnasium as gym
-
-    import embodied_safety.envs.control  # noqa: F401  (registers the ids)
-
-    return (lambda: gym.make(env)), None
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Expert demos -> BC -> evaluation on held-out seeds; prints and writes a JSON report + curve."""
     import argparse
@@ -219,6 +206,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from ..io import write_json
     from .demos import collect_demos, episode_seeds, scripted_expert
+    from .envs import env_factories
     from .policy import policy_for_env
     from .rollouts import evaluate_policy
 
@@ -238,7 +226,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     out = Path(args.out)
-    make_env, make_vec = _env_factories(args.env)
+    make_env, make_vec = env_factories(args.env)
     t0 = time.time()
     demos = collect_demos(make_env, scripted_expert(args.env), n_episodes=args.episodes, seed=args.seed,
                           noise=args.noise)
