@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache, cached_property
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -86,17 +86,47 @@ def frame_spec(env: str) -> FrameSpec:
     return specs[env]
 
 
-def classify(frames: np.ndarray, spec: FrameSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(obstacle, agent, boundary) masks [N, H, W]: one bit per palette colour in three 256-entry channel
-    LUTs, so a batch is classified with three gathers whatever the number of colours."""
-    colours = [*spec.obstacle, *spec.agent, *spec.boundary]
+#: a shaded pixel (palette colour × a light factor in this range, as MuJoCo renders lit surfaces) still matches
+SHADE_RANGE = (0.4, 1.1)
+#: per-channel tolerance on chromaticity (greys and near-greys of the palettes are >= 31 apart there)
+CHROMA_TOL = 24
+
+
+def chromaticity(rgb: np.ndarray) -> np.ndarray:
+    """Each pixel scaled so its brightest channel is 255 (uint8): a shaded surface keeps one chromaticity."""
+    rgb = np.asarray(rgb)
+    peak = rgb.max(axis=-1, keepdims=True).astype(np.uint16)
+    return (rgb.astype(np.uint16) * 255 // np.maximum(peak, 1)).astype(np.uint8)
+
+
+def _lut(colours: list[RGB], tol: int, transform: Any = np.asarray) -> np.ndarray:
     lut = np.zeros((3, 256), dtype=np.uint8)
     for i, rgb in enumerate(colours):
-        for ch, v in enumerate(rgb):
-            lut[ch, max(0, v - spec.tol): min(255, v + spec.tol) + 1] |= np.uint8(1 << i)
+        for ch, v in enumerate(transform(np.asarray(rgb, dtype=np.uint8))):
+            lut[ch, max(0, int(v) - tol): min(255, int(v) + tol) + 1] |= np.uint8(1 << i)
+    return lut
+
+
+def _gather(lut: np.ndarray, frames: np.ndarray) -> np.ndarray:
     bits = lut[0][frames[..., 0]]
     bits &= lut[1][frames[..., 1]]
     bits &= lut[2][frames[..., 2]]
+    return bits
+
+
+def classify(frames: np.ndarray, spec: FrameSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(obstacle, agent, boundary) masks [N, H, W]: one bit per palette colour in three 256-entry channel LUTs,
+    so a batch is classified with a few gathers whatever the number of colours. A pixel matches a colour when
+    its RGB is within ``spec.tol`` per channel, or when it is that colour shaded: its chromaticity within
+    :data:`CHROMA_TOL` and its brightness within :data:`SHADE_RANGE` of the colour's (MuJoCo frames)."""
+    colours = [*spec.obstacle, *spec.agent, *spec.boundary]
+    bits = _gather(_lut(colours, spec.tol), frames)
+    shaded = _gather(_lut(colours, CHROMA_TOL, chromaticity), chromaticity(frames))
+    peak = frames.max(axis=-1).astype(np.float32)
+    for i, rgb in enumerate(colours):
+        lo, hi = (f * max(rgb) for f in SHADE_RANGE)
+        shaded &= ~np.where((peak < lo) | (peak > hi), np.uint8(1 << i), np.uint8(0))
+    bits |= shaded
     n_obs, n_agent = len(spec.obstacle), len(spec.agent)
     groups = (range(0, n_obs), range(n_obs, n_obs + n_agent), range(n_obs + n_agent, len(colours)))
     obstacle, agent, boundary = ((bits & np.uint8(sum(1 << i for i in g))) != 0 for g in groups)
