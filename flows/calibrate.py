@@ -10,15 +10,15 @@ tail AUROC in the |ℓ| < band, Spearman with episode cost (Table 11 layout). Ou
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 from prefect import flow
 
 from embodied_safety.config import CalibrateConfig
-from embodied_safety.io import atomic_write_bytes, atomic_write_text, replace_dir, scratch_dir, write_json
+from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
+from embodied_safety.shield.demos import save_npz
 from flows._shield import CALIBRATION, LABELS, ROLLOUTS, stage_main
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
@@ -45,9 +45,7 @@ def calibrate(cfg: CalibrateConfig = CalibrateConfig(), rollouts: Path = ROLLOUT
                                margin=data.margin, k=cfg.precontact_k, band=cfg.band)
         m = {**calibration_metrics(cal, rho, unsafe), **quality}
         cal.save(tmp / env / "platt.json")
-        buf = io.BytesIO()
-        np.savez_compressed(buf, margin=margin.astype(np.float32))
-        atomic_write_bytes(tmp / env / "margins.npz", buf.getvalue())
+        save_npz(tmp / env / "margins.npz", {"margin": margin.astype(np.float32)}, compress=True)
         write_json(tmp / env / "cost_quality.json", m)
         plot_reliability(cal, rho, unsafe, tmp / env / "reliability.png", title=f"Platt calibration, {env}")
         rows[f"{env} (pixel rubric, Platt)"] = m

@@ -10,26 +10,20 @@ prompt's own direction, NaN rows for frames never validly answered; ``rho`` [N] 
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 from prefect import flow
 
 from embodied_safety.config import RubricLabelConfig
-from embodied_safety.io import atomic_write_bytes, replace_dir, scratch_dir, write_json
+from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
+from embodied_safety.shield.demos import save_npz
 from flows._shield import LABELS, ROLLOUTS, stage_main
 from tasks.runners import map_shards, with_runner
 from tasks.shield import label_shard
 
 METRICS = Path("data/shield/labels_metrics.json")
-
-
-def save_scores(path: Path, scores: np.ndarray, rho: np.ndarray) -> Path:
-    buf = io.BytesIO()
-    np.savez_compressed(buf, scores=scores.astype(np.float32), rho=rho.astype(np.float32))
-    return atomic_write_bytes(path, buf.getvalue())
 
 
 @flow(name="rubric_label", log_prints=True)
@@ -49,7 +43,8 @@ def rubric_label(cfg: RubricLabelConfig = RubricLabelConfig(), rollouts: Path = 
         scores = np.concatenate([np.load(p)["scores"] for p in map_shards(label_shard, calls, cfg)])
         rset = RUBRIC_SETS[cfg.rubric_sets[env]]
         rho = rset.severity(scores)
-        save_scores(tmp / env / "scores.npz", scores, rho)
+        save_npz(tmp / env / "scores.npz", {"scores": scores.astype(np.float32), "rho": rho.astype(np.float32)},
+                 compress=True)
         write_json(tmp / env / "rubric.json", rset.to_dict())
         failed = int(np.isnan(scores).any(axis=1).sum())
         m = {"frames": float(n), "failed_frames": float(failed), "rho_mean": float(np.nanmean(rho)),

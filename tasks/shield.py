@@ -83,7 +83,7 @@ def scorer_for(env: str, rubric_set: str, cfg: RubricLabelConfig, cache_dir: Pat
 @task(name="rubric-label-shard", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def label_shard(env: str, rollouts: Path, start: int, stop: int, cfg: RubricLabelConfig) -> Path:
     """Rubric scores V [n, K] (NaN rows: frames the VLM never answered validly) of frames ``start:stop``."""
-    from embodied_safety.io import atomic_write_bytes
+    from embodied_safety.shield.demos import save_npz
 
     rubric_set = cfg.rubric_sets[env]
     path = shard_path("labels", {"env": env, "range": [start, stop], "backend": cfg.backend, "rubric": rubric_set,
@@ -93,9 +93,5 @@ def label_shard(env: str, rollouts: Path, start: int, stop: int, cfg: RubricLabe
 
         frames = np.asarray(RolloutSet.load(rollouts).frames[start:stop])
         scores = scorer_for(env, rubric_set, cfg, STORE).score(frames)
-        import io
-
-        buf = io.BytesIO()
-        np.savez(buf, scores=np.asarray(scores, dtype=np.float32))
-        atomic_write_bytes(path, buf.getvalue())
+        save_npz(path, {"scores": np.asarray(scores, dtype=np.float32)}, compress=False)
     return path

@@ -19,9 +19,9 @@ the expert's path and the correction the expert makes there.
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..io import write_json
+from ..io import atomic_write_bytes, write_json
 
 MakeEnv = Callable[[], Any]  # -> gymnasium.Env with the {"image", "instruction"} Dict observation
 Expert = Callable[[Mapping[str, Any], Any, np.random.Generator], Any]  # (info, env, rng) -> action
@@ -81,17 +81,9 @@ def save_npz(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray], com
     for k, v in arrays.items():
         if v.dtype == object:
             raise TypeError(f"{k}: object arrays would need pickle")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            (np.savez_compressed if compress else np.savez)(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    buf = io.BytesIO()
+    (np.savez_compressed if compress else np.savez)(buf, **arrays)
+    return atomic_write_bytes(path, buf.getvalue())
 
 
 def load_npz(path: str | os.PathLike[str], mmap: bool = False) -> dict[str, np.ndarray]:
