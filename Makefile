@@ -63,6 +63,7 @@ lint: setup
 bench: setup  ## speed benchmarks, printed as ratios against a baseline in the same process
 	python benchmarks/household_world.py
 	python benchmarks/actor_generation.py --collect
+	python benchmarks/control_envs.py
 
 clean:
 	rm -rf data/household .prefect
