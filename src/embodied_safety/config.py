@@ -405,3 +405,27 @@ class RTDConfig:
     pose_set: int = 400  # stratified poses per env (biased to the tail)
     seed: int = 0
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ShieldPPOConfig:
+    """``shield_ppo``: the HJ safety critic, gated PPO, baselines and ablations per env (ShieldVLA part 2).
+
+    ``hyper`` holds Table 14 per env verbatim; ``budget: cpu`` applies ``cpu`` on top (the CPU budgets:
+    fewer env steps, more critic steps per iteration, a faster target); ``budget: paper`` runs Table 14 as is.
+    """
+
+    envs: tuple[str, ...] = ("dubins", "turtlebot", "franka")
+    budget: Literal["cpu", "paper"] = "cpu"
+    hyper: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    cpu: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    runs: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # env -> run names (ppo_report.LABELS)
+    seeds: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    delta_sweep: dict[str, list[float]] = dataclasses.field(default_factory=dict)
+    safety_update: Literal["dpg", "advantage"] = "advantage"
+    warmup: dict[str, int] = dataclasses.field(default_factory=lambda: {"regress": 300, "td": 600})
+    eval_episodes: dict[str, int] = _per_env(dubins=200, turtlebot=20, franka=10)
+    ood: tuple[str, ...] = ("color", "light", "all")
+    ood_runs: tuple[str, ...] = ("ppo_lag", "gated")
+    register: bool = True  # critic + policy of each ShieldVLA run as versions of shield_{policy,critic}_<env>
+    tracking: dict[str, str] = dataclasses.field(default_factory=dict)

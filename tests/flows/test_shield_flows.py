@@ -71,3 +71,39 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
     assert r["rtd/dubins/tail_auroc_after"] >= r["rtd/dubins/tail_auroc_before"]
     record = json.loads((d / "rtd" / "dubins" / "rtd.json").read_text())
     assert record["rounds"] and "collapse" in record["round0"]
+
+    # ---- part 2: warm critics, gated PPO + baselines + δ sweep, tables, safe set, registry (tiny budgets)
+    import flows.shield_ppo as sp
+    from embodied_safety.config import ShieldPPOConfig
+
+    for name, value in (("STORE", tmp_path / "store"), ("BC", m / "bc"), ("ROLLOUTS", d / "rollouts"),
+                        ("CALIBRATION", d / "calibration")):
+        monkeypatch.setattr(sp, name, value)
+    ppo_cfg = ShieldPPOConfig(
+        envs=envs, hyper={"dubins": {"critic_hidden": [32, 32], "critic_batch_size": 64, "delta": 0.2}},
+        cpu={"dubins": {"total_steps": 512, "num_envs": 8, "rollout_steps": 32, "critic_tau": 0.05}},
+        runs={"dubins": ["ppo", "ppo_lag", "gated", "gated_gt", "penalty", "gated_dpg"]}, seeds={"dubins": [0]},
+        delta_sweep={"dubins": [0.0, 0.2]}, warmup={"regress": 10, "td": 10}, eval_episodes={"dubins": 16},
+        tracking=tracking)
+    out = sp.shield_ppo(ppo_cfg, env="dubins", out_root=d / "ppo", models_root=m / "ppo")
+    for run in ("ppo", "ppo_lag", "gated", "gated_gt", "penalty", "gated_dpg"):
+        assert 0.0 <= out[f"dubins/{run}/sr"] <= 1.0 and out[f"dubins/{run}/csc"] >= 0.0
+    assert {"dubins/delta0/csc", "dubins/delta0.2/csc"} <= set(out)
+    tables = (d / "ppo" / "dubins" / "tables.md").read_text()
+    assert "Unconstrained PPO" in tables and "δ=0" in tables and "+Color" in tables
+    for png in ("curves.png", "bars.png", "safe_set.png"):
+        assert (d / "ppo" / "dubins" / png).stat().st_size > 10_000
+    rows = json.loads((d / "ppo" / "dubins" / "results.json").read_text())["rows"]
+    assert len(rows) == 7 and {r["run"] for r in rows if r["eval"].get("color")} == {"ppo_lag", "gated"}
+    assert all(len(r["history"]) == 2 for r in rows)  # 512 steps / (8 envs x 32 steps)
+    assert (m / "ppo" / "dubins" / "critic" / "critic.safetensors").is_file()
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking["tracking_uri"])
+    assert client.get_model_version_by_alias("shield_policy_dubins", "champion") is not None
+    assert client.get_model_version_by_alias("shield_critic_dubins", "champion") is not None
+    stored = sorted((tmp_path / "store" / "ppo").glob("*/result.json"))
+    stamps = [p.stat().st_mtime_ns for p in stored]
+    again = sp.shield_ppo(ppo_cfg, env="dubins", out_root=d / "ppo", models_root=m / "ppo")  # trains nothing
+    assert [p.stat().st_mtime_ns for p in stored] == stamps
+    assert {k: v for k, v in again.items() if k != "promoted"} == {k: v for k, v in out.items() if k != "promoted"}

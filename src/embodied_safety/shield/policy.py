@@ -88,6 +88,10 @@ class GaussianPolicy(Protocol):
         """The fused encoder output [B, feature_dim] a safety critic can start from (§4.1, App. D)."""
         ...
 
+    def from_features(self, features: Tensor) -> tuple[Tensor, Tensor]:
+        """(mean, log_std) from :meth:`features`' output: ``forward = from_features ∘ features``."""
+        ...
+
     def act(self, obs: ObsBatch, deterministic: bool = False,
             generator: Generators = None) -> tuple[Tensor, Tensor]:
         """(action [B, A] within the bounds, log_prob [B]); no gradient. Deterministic = the mean.
@@ -372,7 +376,11 @@ class VisuomotorPolicy(ClippedGaussianMixin, nn.Module):
         return copy.deepcopy(self.encoder)
 
     def forward(self, images: Tensor, instructions: Sequence[str]) -> tuple[Tensor, Tensor]:
-        h = self.head(self.features(images, instructions))
+        return self.from_features(self.features(images, instructions))
+
+    def from_features(self, features: Tensor) -> tuple[Tensor, Tensor]:
+        """(mean, log_std) from encoder features: PPO with a frozen encoder computes features once per rollout."""
+        h = self.head(features)
         mean = self.center + self.scale * torch.tanh(h)
         lo, hi = self.config.log_std_bounds
         log_std = (self.log_std.clamp(lo, hi) + self.scale.log()).expand_as(mean)

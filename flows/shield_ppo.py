@@ -1,0 +1,352 @@
+"""Stage ``shield_ppo@<env>``: the HJ safety critic, feasibility-gated PPO, the baselines and the ablations.
+
+    python -m flows.shield_ppo --env dubins     # one env (a DVC foreach stage per env)
+    python -m flows.shield_ppo --tables         # stage shield_tables: every env's tables in one file
+
+Per env, from the BC policy (``bc_policy``), its rollouts (``shield_rollouts``) and the Platt scalars
+(``calibrate``):
+
+1. **warm critics**, one per margin source the runs need (rubric / gt / binary): ``Q_s`` regressed onto ℓ and
+   then TD-trained on the BC rollouts (:func:`embodied_safety.shield.critic.warm_start`);
+2. **runs** — every (run, seed) of ``shield_ppo.runs`` and the δ sweep — each a Prefect task that trains
+   (:func:`embodied_safety.shield.ppo.train`, same env steps for every method) and evaluates the deterministic
+   policy on the same held-out seeds in-distribution and under the +Color / +Light / +All perturbations.
+   A finished run is stored in ``.cache/shield/ppo/<key>/`` (key: the run's config, inputs and code), so a
+   killed stage resumes and a re-run with unchanged inputs trains nothing;
+3. **tables and pictures** in ``data/shield/ppo/<env>/``: ``tables.md`` (Tables 2/3, 4, 5, 6, 7 layouts),
+   ``curves.png``, ``bars.png``, ``safe_set.png`` (Dubins-VL, Fig. 3), ``results.json``;
+4. **MLflow**: a run per training run (curves, evaluation), the ShieldVLA policy and critic registered as
+   ``shield_policy_<env>`` / ``shield_critic_<env>``, the best (SR, then CSC) promoted to ``champion``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from embodied_safety.config import ShieldPPOConfig, load_params
+from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json
+from embodied_safety.manifest import write_manifest
+from flows._link import run_stage
+from flows._shield import BC, CALIBRATION, ROLLOUTS
+from tasks.shield import STORE, _file_hash
+from tasks.store import content_key, source_hash
+from tasks.tracking import (
+    alias_version,
+    log_artifacts,
+    log_metrics,
+    mlflow_run,
+    register_model_dir,
+    registry,
+    tracking_config,
+)
+
+OUT = Path("data/shield/ppo")
+MODELS = Path("models/shield/ppo")
+EVAL_BASE = 3000  # evaluation seeds episode_seed(3000, i): disjoint from demos, BC evaluation and rollouts
+MAX_STEPS = {"dubins": 100, "turtlebot": 100, "franka": 400}
+#: run name -> (method, margin source, safety update or None for the stage default)
+RUNS: dict[str, tuple[str, str, str | None]] = {
+    "ppo": ("ppo", "rubric", None),
+    "ppo_lag": ("ppo_lag", "rubric", None),
+    "gated": ("gated", "rubric", None),
+    "gated_gt": ("gated", "gt", None),
+    "gated_binary": ("gated", "binary", None),
+    "penalty": ("penalty", "rubric", None),
+    "gated_dpg": ("gated", "rubric", "dpg"),
+}
+
+
+def ppo_config(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float | None = None) -> Any:
+    """Table 14 for ``env`` (+ the CPU overrides), as a ``PPOConfig`` for one run; ``critic_*`` keys go to the
+    critic's config."""
+    from embodied_safety.shield.critic import CriticConfig
+    from embodied_safety.shield.ppo import PPOConfig
+
+    method, margin, update = RUNS[run]
+    merged = {**cfg.hyper.get(env, {}), **(cfg.cpu.get(env, {}) if cfg.budget == "cpu" else {})}
+    critic = {k[len("critic_"):]: v for k, v in merged.items() if k.startswith("critic_")}
+    ppo = {k: v for k, v in merged.items() if not k.startswith("critic_")}
+    if "hidden" in critic:
+        critic["hidden"] = tuple(critic["hidden"])
+    if delta is not None:
+        ppo["delta"] = float(delta)
+    return PPOConfig(method=method, margin=margin, safety_update=update or cfg.safety_update,  # type: ignore[arg-type]
+                     critic=CriticConfig(**critic), seed=seed, **ppo)
+
+
+def _inputs(env: str) -> list[str]:
+    return [str(BC / env), str(ROLLOUTS / env / "rollouts.npz"), str(CALIBRATION / env / "platt.json")]
+
+
+def _code() -> str:
+    return source_hash("envs/control", "shield")
+
+
+@task(name="warm-critic", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
+def warm_critic(env: str, margin: str, critic_cfg: Any, warmup: dict[str, int]) -> Path:
+    """The BC warm-up of one critic per (env, margin source), stored by content key."""
+    import numpy as np
+    import torch
+
+    from embodied_safety.shield.critic import CriticTrainer, SafetyCritic, replay_from_rollouts, warm_start
+    from embodied_safety.shield.margins import margin_source
+    from embodied_safety.shield.policy import load_policy
+    from embodied_safety.shield.rollouts import RolloutSet
+
+    key = content_key({"env": env, "margin": margin, "critic": dataclasses.asdict(critic_cfg), "warmup": warmup,
+                       "inputs": [_file_hash(p) for p in _inputs(env)], "code": _code()})
+    path = STORE / "critic_warm" / key
+    if (path / "critic.json").is_file():
+        return path
+    torch.manual_seed(0)
+    policy = load_policy(BC / env)
+    src = margin_source(margin, env, str(CALIBRATION / env))  # type: ignore[arg-type]
+    rs = RolloutSet.load(ROLLOUTS / env / "rollouts.npz")
+    frames, gt_m, gt_c = np.asarray(rs.frames), np.asarray(rs.margin), np.asarray(rs.cost)
+    ell = np.concatenate([src(frames[i:i + 2048], gt_m[i:i + 2048], gt_c[i:i + 2048])
+                          for i in range(0, len(frames), 2048)])
+    buf = replay_from_rollouts(rs, ell, MAX_STEPS.get(env, 100))
+    critic = SafetyCritic.from_policy(policy, critic_cfg)
+    trainer = CriticTrainer(critic)
+
+    def mean_action(images: Any, instructions: Any) -> Any:
+        with torch.no_grad():
+            return policy(images, instructions)[0]
+
+    t0 = time.perf_counter()
+    rows = warm_start(trainer, buf, mean_action, warmup["regress"], warmup["td"])
+    critic.save(path, extra={"warmup": rows[-1:], "transitions": buf.size, "seconds": time.perf_counter() - t0})
+    print(f"{env}/{margin}: critic warm-up on {buf.size} BC transitions, {time.perf_counter() - t0:.0f} s")
+    return path
+
+
+def _eval_conditions(env: str, policy: Any, episodes: int, conditions: list[str]) -> dict[str, dict[str, float]]:
+    from embodied_safety.shield.demos import episode_seeds
+    from embodied_safety.shield.rollouts import evaluate_policy
+
+    seeds = episode_seeds(EVAL_BASE, range(episodes))
+    out = {}
+    for cond in conditions:
+        pert = None if cond == "in" else cond
+        if env == "dubins":
+            from embodied_safety.envs.control.dubins import DubinsVLVec
+
+            m = evaluate_policy(None, policy, seeds, n_envs=64,
+                                make_vec=lambda n, p=pert: DubinsVLVec(n, render=True, perturbation=p))
+        else:
+            import gymnasium as gym
+
+            from embodied_safety.shield.envs import gym_id
+
+            m = evaluate_policy(lambda p=pert: gym.make(gym_id(env), perturbation=p), policy, seeds, n_envs=8)
+        out[cond] = {k: float(v) for k, v in m.items()}
+    return out
+
+
+@task(name="shield-ppo-run", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0, log_prints=True)
+def train_run(env: str, run: str, seed: int, delta: float | None, cfg: ShieldPPOConfig,
+              warm: Path | None) -> dict[str, Any]:
+    """Train one (run, seed[, δ]) from the BC policy, evaluate it, store it; MLflow-tracked when trained."""
+    import torch
+
+    from embodied_safety.shield.critic import load_critic
+    from embodied_safety.shield.margins import margin_source
+    from embodied_safety.shield.policy import load_policy
+    from embodied_safety.shield.ppo import train
+
+    pcfg = ppo_config(cfg, env, run, seed, delta)
+    conditions = ["in", *cfg.ood] if run in cfg.ood_runs else ["in"]
+    blob = {"env": env, "run": run, "ppo": dataclasses.asdict(pcfg), "eval": [cfg.eval_episodes[env], conditions],
+            "warm": warm.name if warm else None, "inputs": [_file_hash(p) for p in _inputs(env)], "code": _code()}
+    path = STORE / "ppo" / content_key(blob)
+    if (path / "result.json").is_file():
+        return json.loads((path / "result.json").read_text())
+    policy = load_policy(BC / env)
+    critic = load_critic(warm, policy.config) if warm is not None else None
+    src = margin_source(pcfg.margin, env, str(CALIBRATION / env))
+    tag = f"{run}" + (f"-delta{delta:g}" if delta is not None else "") + f"-seed{seed}"
+    track = tracking_config(cfg.tracking)
+    with mlflow_run(track, f"shield_ppo/{env}/{tag}", {"env": env, "run": run, **dataclasses.asdict(pcfg)}):
+        res = train(policy, env, src, pcfg, critic=critic, log=log_metrics)
+        ev = _eval_conditions(env, res.policy, cfg.eval_episodes[env], conditions)
+        log_metrics({f"eval/{c}/{k}": v for c, m in ev.items() for k, v in m.items()})
+        tmp = scratch_dir(path)
+        res.policy.save(tmp / "policy")
+        if res.critic is not None:
+            res.critic.save(tmp / "critic")
+        result = {"env": env, "run": run, "seed": seed, "method": pcfg.method, "margin": pcfg.margin,
+                  "safety_update": pcfg.safety_update, "delta": pcfg.delta, "eval": ev, "history": res.history,
+                  "train_seconds": sum(r["seconds"] for r in res.history), "version": None}
+        if cfg.register and run == "gated" and delta is None:
+            tags = {"env": env, "seed": str(seed), "sr": f"{ev['in']['sr']:.4f}", "csc": f"{ev['in']['csc']:.4f}"}
+            result["version"] = register_model_dir(f"shield_policy_{env}", tmp / "policy", "policy", tags)
+            result["critic_version"] = register_model_dir(f"shield_critic_{env}", tmp / "critic", "critic", tags)
+        write_json(tmp / "result.json", result)
+        log_artifacts([tmp / "result.json"])
+    replace_dir(tmp, path)
+    print(f"{env}/{tag}: SR {ev['in']['sr']:.3f} CSC {ev['in']['csc']:.2f} ({result['train_seconds']:.0f} s)")
+    return result
+
+
+def promote_best(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``champion`` <- the registered ShieldVLA run with the best (SR, −CSC), if it beats the current one."""
+    cands = [r for r in rows if r.get("version")]
+    if not cands:
+        return {"promoted": False, "reason": "nothing registered"}
+    best = max(cands, key=lambda r: (r["eval"]["in"]["sr"], -r["eval"]["in"]["csc"]))
+    client = registry(tracking_config(cfg.tracking))
+    out: dict[str, Any] = {}
+    for kind, version in (("policy", best["version"]), ("critic", best["critic_version"])):
+        name = f"shield_{kind}_{env}"
+        champ = alias_version(client, name, "champion")
+        score = (best["eval"]["in"]["sr"], -best["eval"]["in"]["csc"])
+        if champ is not None and str(champ.version) == str(version):
+            out[kind] = {"promoted": False, "version": version, "reason": "already champion"}
+            continue
+        if champ is not None and (float(champ.tags.get("sr", 0)), -float(champ.tags.get("csc", 1e9))) >= score:
+            out[kind] = {"promoted": False, "version": version, "reason": f"v{champ.version} is at least as good"}
+            continue
+        if champ is not None:
+            client.set_registered_model_alias(name, "previous", champ.version)
+        client.set_registered_model_alias(name, "champion", version)
+        out[kind] = {"promoted": True, "version": version}
+    return out
+
+
+def _safe_set(env: str, rows: list[dict[str, Any]], out: Path) -> Path | None:
+    """Fig. 3 from the stored critics of seed 0 (ShieldVLA and, when run, the GT-cost oracle)."""
+    if env != "dubins":
+        return None
+    from embodied_safety.envs.control.dubins import INSTRUCTION
+    from embodied_safety.shield.critic import load_critic
+    from embodied_safety.shield.policy import load_policy
+    from embodied_safety.shield.ppo_report import dubins_grid, plot_safe_set, safe_set_values
+
+    grid = dubins_grid()
+    values = {}
+    for run, label in (("gated", "rubric ℓ̂"), ("gated_gt", "GT ℓ*")):
+        r = next((r for r in rows if r["run"] == run and r["seed"] == min(x["seed"] for x in rows)
+                  and r.get("delta_default", True)), None)
+        if r is None or not (Path(r["_path"]) / "critic").is_dir():
+            continue
+        policy = load_policy(Path(r["_path"]) / "policy")
+        values[f"Q_s ({label})"] = safe_set_values(load_critic(Path(r["_path"]) / "critic", policy.config), policy,
+                                                   grid, INSTRUCTION)
+    if not values:
+        return None
+    return plot_safe_set(values, grid, out / "safe_set.png",
+                         "Dubins-VL: learned Q_s(o, ā(o)) by car position; obstacle at the centre, dashed: ℓ* = 0")
+
+
+@flow(name="shield_ppo", log_prints=True)
+def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", out_root: Path = OUT,
+               models_root: Path = MODELS) -> dict[str, float]:
+    from embodied_safety.shield import ppo_report as rep
+
+    runs = list(cfg.runs.get(env, ["ppo", "ppo_lag", "gated"]))
+    seeds = list(cfg.seeds.get(env, [0]))
+    warm: dict[str, Path] = {}
+    for margin in sorted({RUNS[r][1] for r in runs if RUNS[r][0] in ("gated", "penalty")}):
+        warm[margin] = warm_critic(env, margin, ppo_config(cfg, env, "gated", 0).critic, dict(cfg.warmup))
+    default_delta = ppo_config(cfg, env, "gated", 0).delta
+    jobs: list[tuple[str, int, float | None]] = [(r, s, None) for s in seeds for r in runs]
+    jobs += [("gated", s, float(d)) for d in cfg.delta_sweep.get(env, []) if float(d) != default_delta for s in seeds]
+    rows = []
+    for run, seed, delta in jobs:
+        method, margin, _ = RUNS[run]
+        r = train_run(env, run, seed, delta, cfg, warm.get(margin) if method in ("gated", "penalty") else None)
+        pcfg = ppo_config(cfg, env, run, seed, delta)
+        r["_path"] = str(STORE / "ppo" / content_key({
+            "env": env, "run": run, "ppo": dataclasses.asdict(pcfg),
+            "eval": [cfg.eval_episodes[env], ["in", *cfg.ood] if run in cfg.ood_runs else ["in"]],
+            "warm": warm[margin].name if method in ("gated", "penalty") else None,
+            "inputs": [_file_hash(p) for p in _inputs(env)], "code": _code()}))
+        r["delta_default"] = delta is None
+        rows.append(r)
+    out = scratch_dir(out_root / env)
+    tables = "\n".join([
+        f"# {rep.ENV_NAMES.get(env, env)}: ShieldVLA part 2 (budget: {cfg.budget}, safety update: {cfg.safety_update})\n",
+        "## Main results (Tables 2 / 3)\n", rep.table_main(rows),
+        "## Cost signal (Table 4)\n", rep.table_pair(rows, ["gated_binary", "gated"], "Cost signal"),
+        "## Gating vs penalty (Table 5)\n", rep.table_pair(rows, ["penalty", "gated"], "Critic use"),
+        "## Paper's ∇Q safety step vs the advantage step\n", rep.table_pair(rows, ["gated_dpg", "gated"], "Safety step"),
+        "## OOD (Table 6)\n", rep.table_ood(rows),
+        "## Gate threshold δ (Table 7)\n", rep.table_delta(rows, env)])
+    atomic_write_text(out / "tables.md", tables)
+    main_rows = [r for r in rows if r["delta_default"]]
+    rep.plot_curves(main_rows, out / "curves.png", f"{rep.ENV_NAMES.get(env, env)}: training (mean over seeds)")
+    rep.plot_bars(main_rows, out / "bars.png", f"{rep.ENV_NAMES.get(env, env)}: evaluation, {cfg.eval_episodes[env]} episodes")
+    _safe_set(env, main_rows, out)
+    write_json(out / "results.json", {"rows": [{k: v for k, v in r.items() if k != "_path"} for r in rows]})
+    write_manifest(out, cfg, inputs=[Path(p) for p in _inputs(env)])
+    # the ShieldVLA policy + critic of the best seed, as plain model dirs
+    best = max((r for r in main_rows if r["run"] == "gated"), key=lambda r: (r["eval"]["in"]["sr"], -r["eval"]["in"]["csc"]),
+               default=None)
+    mtmp = scratch_dir(models_root / env)
+    if best is not None:
+        import shutil
+
+        for part in ("policy", "critic"):
+            shutil.copytree(Path(best["_path"]) / part, mtmp / part)
+        write_json(mtmp / "source.json", {"run": "gated", "seed": best["seed"], "eval": best["eval"]})
+    replace_dir(mtmp, models_root / env)
+    metrics = {f"{k}/{m}": v for k, d in rep.summary(main_rows).items() for m, v in d.items()}
+    for d, srs, cscs in rep.delta_rows(rows, env):
+        metrics[f"{env}/delta{d:g}/sr"] = sum(srs) / len(srs)
+        metrics[f"{env}/delta{d:g}/csc"] = sum(cscs) / len(cscs)
+    with mlflow_run(tracking_config(cfg.tracking), f"shield_ppo/{env}/report", {"env": env, "budget": cfg.budget}):
+        log_metrics(metrics)
+        log_artifacts([out / n for n in ("tables.md", "curves.png", "bars.png", "safe_set.png", "results.json")])
+        if cfg.register:
+            metrics["promoted"] = float(bool(promote_best(cfg, env, rows).get("policy", {}).get("promoted")))
+    replace_dir(out, out_root / env)
+    write_json(out_root.parent / f"ppo_metrics_{env}.json", metrics)
+    print(tables)
+    return metrics
+
+
+def all_tables(cfg: ShieldPPOConfig, out_root: Path = OUT) -> Path:
+    """Stage ``shield_tables``: every env's rows in one file (Tables 2/3 across envs, 4, 5, 6, 7)."""
+    from embodied_safety.shield import ppo_report as rep
+
+    rows = []
+    for env in cfg.envs:
+        f = out_root / env / "results.json"
+        if f.is_file():
+            rows += json.loads(f.read_text())["rows"]
+    text = "\n".join([
+        f"# ShieldVLA part 2: all environments (budget: {cfg.budget}, safety update: {cfg.safety_update})\n",
+        "## Main results (Tables 2 / 3)\n", rep.table_main([r for r in rows if r.get("delta") is None or r["run"] != "gated"
+                                                             or r.get("delta_default", True)]),
+        "## Cost signal (Table 4)\n", rep.table_pair(rows, ["gated_binary", "gated"], "Cost signal"),
+        "## Gating vs penalty (Table 5)\n", rep.table_pair(rows, ["penalty", "gated"], "Critic use"),
+        "## OOD (Table 6)\n", rep.table_ood(rows),
+        "## Gate threshold δ on Dubins-VL (Table 7)\n", rep.table_delta(rows, "dubins")])
+    return atomic_write_text(out_root.parent / "ppo_tables.md", text)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--params", default="params.yaml")
+    parser.add_argument("--env", help="one of shield_ppo.envs")
+    parser.add_argument("--tables", action="store_true", help="combine every env's results")
+    args = parser.parse_args(argv)
+    cfg = load_params("shield_ppo", ShieldPPOConfig, args.params)
+    if args.tables:
+        print(all_tables(cfg).read_text())
+        return
+    if args.env not in cfg.envs:
+        parser.error(f"--env must be one of {list(cfg.envs)}")
+    run_stage(shield_ppo, cfg, env=args.env)
+
+
+if __name__ == "__main__":
+    main()

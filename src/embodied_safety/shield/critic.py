@@ -1,0 +1,363 @@
+"""The Hamilton–Jacobi safety critic Q_s(o, a) (ShieldVLA §3, §4.1, Eq. 4, App. A, App. D).
+
+``Q_s(o, a) = MLP(encoder(o) ⊕ embed(a))``: the encoder is an independent copy of the policy's (App. D.1:
+"initialised from the policy's encoder"), fine-tuned with the head (Dubins-VL) or frozen (TurtleBot-Nav,
+Franka-Reach); the action embedding is a linear layer over the action normalised to ``[-1, 1]``. Gradients
+reach the policy only through the action input (the safety loss ``-Q_s(o, ā_θ(o))``).
+
+**The target, and where it differs from the paper.** Eq. (4) reads
+``y = (1-γ)ℓ(o) + γ(1-done)·min{ℓ(o), Q̄(o', a')}`` and the text says "terminal states return their
+immediate margin". The formula does not do that: with ``done = 1`` it returns ``(1-γ)ℓ(o)``, which for
+γ = 0.99 is 1 % of the margin, so a transition *into* a contact (Franka-Reach ends episodes on contact)
+looks safe whatever the contact frame's margin. We treat a terminal observation as absorbing with its own
+margin, whose fixed point under the operator is ``Q(o_T) = ℓ(o_T)``::
+
+    y = (1-γ)·ℓ(o) + γ·min{ℓ(o), B},   B = ℓ(o')            if the episode terminated at o',
+                                       B = Q̄(o', a')         otherwise (time-limit truncation bootstraps).
+
+This is the operator of App. A with the terminal state made absorbing, so Proposition 1 still holds
+(:func:`tabular_backup` is it, in the tabular case, and the unit tests check its fixed point).
+
+``a'`` is the policy's deterministic mean for continuous actions (App. D.1 / D.2) — pass it in; with
+``twin=True`` two critics are trained and the target uses the smaller of the two target critics (clipped
+double-Q, App. D.4). Targets are Polyak-averaged (``τ``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from ..io import replace_dir, scratch_dir, write_json
+
+CONFIG_FILE = "critic.json"
+WEIGHTS_FILE = "critic.safetensors"
+
+
+# --------------------------------------------------------------------------------------------------
+# the operator
+
+
+def hj_target(margin: Tensor, bootstrap: Tensor, gamma: float) -> Tensor:
+    """``(1-γ)ℓ(o) + γ·min{ℓ(o), B}`` (Eq. 4 with the terminal fix above; ``B`` is chosen by the caller)."""
+    return (1.0 - gamma) * margin + gamma * torch.minimum(margin, bootstrap)
+
+
+def bootstrap_value(q_next: Tensor, margin_next: Tensor, terminated: Tensor) -> Tensor:
+    """``ℓ(o')`` where the episode terminated at ``o'`` (absorbing), else the target critic's ``Q̄(o', a')``."""
+    return torch.where(terminated.bool(), margin_next, q_next)
+
+
+def tabular_backup(q: np.ndarray, margin: np.ndarray, transition: np.ndarray, gamma: float,
+                   terminal: np.ndarray | None = None) -> np.ndarray:
+    """One application of the discounted safety operator on a finite MDP (App. A, Eq. 3).
+
+    ``q`` [S, A]; ``margin`` [S]; ``transition`` [S, A, S] (rows sum to 1); ``terminal`` [S] marks absorbing
+    states whose value is their margin. ``(T Q)(s, a) = (1-γ)ℓ(s) + γ min{ℓ(s), E_{s'} B(s')}`` with
+    ``B(s') = ℓ(s')`` on terminal ``s'`` and ``max_a' Q(s', a')`` elsewhere.
+    """
+    v = q.max(axis=1)
+    if terminal is not None:
+        v = np.where(terminal, margin, v)
+    expect = transition @ v  # [S, A]
+    return (1.0 - gamma) * margin[:, None] + gamma * np.minimum(margin[:, None], expect)
+
+
+def tabular_fixed_point(margin: np.ndarray, transition: np.ndarray, gamma: float,
+                        terminal: np.ndarray | None = None, tol: float = 1e-10,
+                        max_iter: int = 100_000) -> tuple[np.ndarray, int]:
+    """Iterate :func:`tabular_backup` from zero to a sup-norm change below ``tol``; returns (Q*, iterations)."""
+    q = np.zeros(transition.shape[:2])
+    for i in range(1, max_iter + 1):
+        nxt = tabular_backup(q, margin, transition, gamma, terminal)
+        if np.max(np.abs(nxt - q)) < tol:
+            return nxt, i
+        q = nxt
+    raise RuntimeError(f"no convergence in {max_iter} backups")
+
+
+# --------------------------------------------------------------------------------------------------
+# the network
+
+
+@dataclass(frozen=True)
+class CriticConfig:
+    """Table 14's safety-critic rows plus the architecture choices of App. D."""
+
+    gamma: float = 0.99
+    lr: float = 3e-4
+    tau: float = 0.005
+    hidden: tuple[int, ...] = (256, 256)
+    batch_size: int = 256
+    steps_per_iter: int = 4  # K off-policy gradient steps per PPO iteration
+    buffer_size: int = 200_000
+    action_embed: int = 32
+    freeze_encoder: bool = False  # App. D.1 fine-tunes (Dubins-VL); D.2 / D.4 freeze
+    twin: bool = False  # clipped double-Q (App. D.4, Franka-Reach)
+    max_grad_norm: float = 10.0
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> CriticConfig:
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items() if k in known})
+
+
+class QHead(nn.Module):
+    """``MLP(feature ⊕ tanh(W a_norm))`` -> scalar."""
+
+    def __init__(self, feature_dim: int, action_dim: int, hidden: Sequence[int], embed: int) -> None:
+        super().__init__()
+        self.embed = nn.Sequential(nn.Linear(action_dim, embed), nn.Tanh())
+        layers: list[nn.Module] = []
+        width = feature_dim + embed
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        layers.append(nn.Linear(width, 1))
+        self.mlp = nn.Sequential(*layers)
+
+    def forward(self, feature: Tensor, action_norm: Tensor) -> Tensor:
+        return self.mlp(torch.cat([feature, self.embed(action_norm)], dim=-1)).squeeze(-1)
+
+
+class SafetyCritic(nn.Module):
+    """Encoder (a copy of the policy's) + one or two Q heads; ``q`` is the pessimistic (min) head output."""
+
+    def __init__(self, encoder: nn.Module, feature_dim: int, action_low: Sequence[float],
+                 action_high: Sequence[float], config: CriticConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.encoder = encoder
+        self.feature_dim = feature_dim
+        a = len(action_low)
+        self.heads = nn.ModuleList([QHead(feature_dim, a, config.hidden, config.action_embed)
+                                    for _ in range(2 if config.twin else 1)])
+        low = torch.as_tensor(np.asarray(action_low, dtype=np.float32))
+        high = torch.as_tensor(np.asarray(action_high, dtype=np.float32))
+        self.register_buffer("center", (high + low) / 2, persistent=False)
+        self.register_buffer("scale", (high - low) / 2, persistent=False)
+        if config.freeze_encoder:
+            self.encoder.requires_grad_(False)
+
+    @classmethod
+    def from_policy(cls, policy: Any, config: CriticConfig) -> SafetyCritic:
+        """App. D: an independent module initialised from the policy's encoder."""
+        encoder = copy.deepcopy(policy.encoder)
+        return cls(encoder, int(policy.feature_dim), policy.action_low, policy.action_high, config)
+
+    def embed(self, images: Tensor, instructions: Sequence[str]) -> Tensor:
+        """Observation features (no gradient when the encoder is frozen)."""
+        if self.config.freeze_encoder:
+            with torch.no_grad():
+                return self.encoder(images, instructions)
+        return self.encoder(images, instructions)
+
+    def q_all(self, feature: Tensor, action: Tensor) -> Tensor:
+        """[heads, B] from precomputed features and actions in env units."""
+        a = (action - self.center) / self.scale
+        return torch.stack([h(feature, a) for h in self.heads])
+
+    def q_features(self, feature: Tensor, action: Tensor) -> Tensor:
+        return self.q_all(feature, action).min(dim=0).values
+
+    def forward(self, images: Tensor, instructions: Sequence[str], action: Tensor) -> Tensor:
+        return self.q_features(self.embed(images, instructions), action)
+
+    def save(self, path: str | os.PathLike[str], extra: Mapping[str, Any] | None = None) -> Path:
+        """``critic.json`` (config, encoder architecture, bounds) + ``critic.safetensors``, swapped in atomically."""
+        from safetensors.torch import save_file
+
+        tmp = scratch_dir(path)
+        write_json(tmp / CONFIG_FILE, {"critic": asdict(self.config), "feature_dim": self.feature_dim,
+                                       "action_low": self.center.sub(self.scale).tolist(),
+                                       "action_high": self.center.add(self.scale).tolist(), **(extra or {})})
+        save_file({k: v.detach().cpu().contiguous() for k, v in self.state_dict().items()},
+                  str(tmp / WEIGHTS_FILE))
+        return replace_dir(tmp, path)
+
+
+def load_critic(path: str | os.PathLike[str], policy_config: Any) -> SafetyCritic:
+    """Rebuild a saved critic; its encoder has the architecture of ``policy_config`` (a ``PolicyConfig``)."""
+    from safetensors.torch import load_file
+
+    from .policy import Encoder
+
+    path = Path(path)
+    meta = json.loads((path / CONFIG_FILE).read_text())
+    critic = SafetyCritic(Encoder(policy_config), int(meta["feature_dim"]), meta["action_low"],
+                          meta["action_high"], CriticConfig.from_json(meta["critic"]))
+    critic.load_state_dict(load_file(str(path / WEIGHTS_FILE)), strict=True)
+    return critic.eval()
+
+
+# --------------------------------------------------------------------------------------------------
+# replay and training
+
+
+class ReplayBuffer:
+    """A ring buffer of ``(o, a, ℓ(o), o', ℓ(o'), terminated)`` with uint8 frames and instruction ids."""
+
+    def __init__(self, capacity: int, image_shape: Sequence[int], action_dim: int, seed: int = 0) -> None:
+        self.capacity = int(capacity)
+        self.image = np.zeros((self.capacity, *image_shape), dtype=np.uint8)
+        self.next_image = np.zeros_like(self.image)
+        self.instruction = np.zeros(self.capacity, dtype=np.int32)
+        self.action = np.zeros((self.capacity, action_dim), dtype=np.float32)
+        self.margin = np.zeros(self.capacity, dtype=np.float32)
+        self.next_margin = np.zeros(self.capacity, dtype=np.float32)
+        self.terminated = np.zeros(self.capacity, dtype=np.float32)
+        self.vocab: dict[str, int] = {}
+        self.words: list[str] = []
+        self.size = 0
+        self.ptr = 0
+        self.rng = np.random.default_rng(seed)
+
+    def _ids(self, instructions: Sequence[str]) -> np.ndarray:
+        out = np.empty(len(instructions), dtype=np.int32)
+        for i, s in enumerate(instructions):
+            if s not in self.vocab:
+                self.vocab[s] = len(self.words)
+                self.words.append(s)
+            out[i] = self.vocab[s]
+        return out
+
+    def add(self, image: np.ndarray, instructions: Sequence[str], action: np.ndarray, margin: np.ndarray,
+            next_image: np.ndarray, next_margin: np.ndarray, terminated: np.ndarray) -> None:
+        n = len(image)
+        idx = (self.ptr + np.arange(n)) % self.capacity
+        self.image[idx], self.next_image[idx] = image, next_image
+        self.instruction[idx] = self._ids(instructions)
+        self.action[idx] = np.asarray(action, dtype=np.float32).reshape(n, -1)
+        self.margin[idx], self.next_margin[idx] = margin, next_margin
+        self.terminated[idx] = terminated
+        self.ptr = int((self.ptr + n) % self.capacity)
+        self.size = int(min(self.size + n, self.capacity))
+
+    def sample(self, batch_size: int) -> dict[str, Any]:
+        if self.size == 0:
+            raise ValueError("sampling an empty replay buffer")
+        idx = self.rng.integers(0, self.size, size=batch_size)
+        return {"image": torch.from_numpy(self.image[idx]), "next_image": torch.from_numpy(self.next_image[idx]),
+                "instruction": [self.words[i] for i in self.instruction[idx]],
+                "action": torch.from_numpy(self.action[idx]), "margin": torch.from_numpy(self.margin[idx]),
+                "next_margin": torch.from_numpy(self.next_margin[idx]),
+                "terminated": torch.from_numpy(self.terminated[idx])}
+
+
+#: (next images, instructions) -> a' (the policy's deterministic mean), no gradient
+NextAction = Callable[[Tensor, Sequence[str]], Tensor]
+
+
+class CriticTrainer:
+    """Algorithm 1 lines 4–5: K TD steps on replay against Eq. (4), each followed by a Polyak target update.
+
+    Algorithm 1 updates the target once per iteration (after the K steps); we update it after every step, as
+    TD3 / SAC do, because CPU budgets have ~10² iterations, not the paper's ~10⁴ (docs/shield_ppo.md).
+    """
+
+    def __init__(self, critic: SafetyCritic, seed: int = 0) -> None:
+        self.critic = critic
+        self.target = copy.deepcopy(critic).requires_grad_(False).eval()
+        self.optimizer = torch.optim.Adam([p for p in critic.parameters() if p.requires_grad], lr=critic.config.lr)
+        self.updates = 0
+
+    def loss(self, batch: Mapping[str, Any], next_action: NextAction) -> tuple[Tensor, dict[str, float]]:
+        cfg = self.critic.config
+        with torch.no_grad():
+            a_next = next_action(batch["next_image"], batch["instruction"])
+            q_next = self.target(batch["next_image"], batch["instruction"], a_next)
+            boot = bootstrap_value(q_next, batch["next_margin"], batch["terminated"])
+            y = hj_target(batch["margin"], boot, cfg.gamma)
+        feats = self.critic.embed(batch["image"], batch["instruction"])
+        qs = self.critic.q_all(feats, batch["action"])
+        loss = ((qs - y.unsqueeze(0)) ** 2).mean()
+        return loss, {"critic_loss": float(loss.detach()), "q_mean": float(qs.detach().mean()),
+                      "target_mean": float(y.mean())}
+
+    def update(self, buffer: ReplayBuffer, next_action: NextAction, steps: int | None = None) -> dict[str, float]:
+        cfg = self.critic.config
+        stats: dict[str, float] = {}
+        self.critic.train()
+        for _ in range(cfg.steps_per_iter if steps is None else steps):
+            loss, stats = self.loss(buffer.sample(cfg.batch_size), next_action)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.max_grad_norm)
+            self.optimizer.step()
+            self.polyak()
+            self.updates += 1
+        self.critic.eval()
+        return stats
+
+    @torch.no_grad()
+    def polyak(self) -> None:
+        tau = self.critic.config.tau
+        for p, tp in zip(self.critic.parameters(), self.target.parameters(), strict=True):
+            tp.mul_(1.0 - tau).add_(p.detach(), alpha=tau)
+
+
+# --------------------------------------------------------------------------------------------------
+# the BC warm-up
+
+
+def replay_from_rollouts(rollouts: Any, margins: np.ndarray, max_steps: int, capacity: int | None = None,
+                         seed: int = 0) -> ReplayBuffer:
+    """Transitions ``(o_t, a_t, ℓ(o_t), o_{t+1}, ℓ(o_{t+1}), terminated)`` of a :class:`~.rollouts.RolloutSet`
+    (frames in episode order, each episode's final frame last), with per-frame margins ``margins``.
+    An episode shorter than ``max_steps`` ended by termination; one of ``max_steps`` steps was truncated."""
+    ep = np.asarray(rollouts.frame_episode)
+    nxt = np.arange(1, len(ep))
+    cur = nxt - 1
+    keep = ep[cur] == ep[nxt]
+    cur, nxt = cur[keep], nxt[keep]
+    last = np.r_[ep[1:] != ep[:-1], True]  # the final frame of each episode
+    lengths = np.asarray(rollouts.episode_length)
+    terminated = last[nxt] & (lengths[ep[nxt]] < max_steps)
+    frames = np.asarray(rollouts.frames)
+    buf = ReplayBuffer(capacity or len(cur), frames.shape[1:], np.asarray(rollouts.actions).shape[1], seed=seed)
+    instr = rollouts.frame_instructions()
+    for s in range(0, len(cur), 4096):
+        c, x = cur[s:s + 4096], nxt[s:s + 4096]
+        buf.add(frames[c], [instr[i] for i in c], np.asarray(rollouts.actions)[c], margins[c], frames[x], margins[x],
+                terminated[s:s + 4096].astype(np.float32))
+    return buf
+
+
+def warm_start(trainer: CriticTrainer, buffer: ReplayBuffer, next_action: NextAction, regress_steps: int,
+               td_steps: int, log: Callable[[dict[str, float], int], None] | None = None) -> list[dict[str, float]]:
+    """The BC warm-up before online training: regress ``Q_s(o, a)`` onto ``ℓ(o)`` (the operator's upper bound:
+    every fixed point has ``Q ≤ ℓ``), copy it into the target, then ``td_steps`` Eq. (4) steps on the BC
+    policy's own transitions. Without it the gate sees ``Q ≈ 0 < δ`` everywhere for the first ~1/(1-γ)
+    backups and routes every sample to the safety loss."""
+    critic, cfg = trainer.critic, trainer.critic.config
+    rows: list[dict[str, float]] = []
+    critic.train()
+    for i in range(regress_steps):
+        b = buffer.sample(cfg.batch_size)
+        qs = critic.q_all(critic.embed(b["image"], b["instruction"]), b["action"])
+        loss = ((qs - b["margin"].unsqueeze(0)) ** 2).mean()
+        trainer.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(critic.parameters(), cfg.max_grad_norm)
+        trainer.optimizer.step()
+        if (i + 1) % 50 == 0:
+            rows.append({"phase": 0.0, "step": float(i + 1), "critic_loss": float(loss.detach())})
+    trainer.target.load_state_dict(critic.state_dict())
+    for i in range(td_steps):
+        stats = trainer.update(buffer, next_action, steps=1)
+        if (i + 1) % 50 == 0:
+            rows.append({"phase": 1.0, "step": float(regress_steps + i + 1), **stats})
+    critic.eval()
+    if log is not None:
+        for r in rows:
+            log({k: v for k, v in r.items() if k not in ("phase", "step")}, int(r["step"]))
+    return rows

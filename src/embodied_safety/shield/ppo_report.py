@@ -1,0 +1,286 @@
+"""Tables (the paper's layouts: Tables 2/3, 4, 5, 6, 7) and pictures (training curves, result bars, the
+learned safe set of Fig. 3) of the ``shield_ppo`` stage's results.
+
+A result row is ``{"env", "run", "seed", "method", "margin", "delta", "eval": {condition: {sr, csc, ...}},
+"history": [...]}``; every table is the mean ± std over seeds of the in-distribution evaluation unless named.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+LABELS: dict[str, str] = {
+    "ppo": "Unconstrained PPO",
+    "ppo_lag": "PPO-Lagrangian (SafeVLA-style)",
+    "gated_gt": "HJ (GT cost), gated",
+    "gated": "ShieldVLA: HJ critic + gate (rubric margin)",
+    "gated_binary": "HJ critic + gate, binary cost (+1 / −5)",
+    "penalty": "HJ critic as Lagrangian penalty",
+    "gated_dpg": "ShieldVLA with Eq. 6's ∇Q safety step",
+}
+MAIN_ROWS = ("ppo", "ppo_lag", "gated_gt", "gated")
+ENV_NAMES = {"dubins": "Dubins-VL", "turtlebot": "TurtleBot-Nav", "franka": "Franka-Reach"}
+
+
+def _stats(values: Sequence[float]) -> tuple[float, float]:
+    a = np.asarray(values, dtype=np.float64)
+    return float(a.mean()), float(a.std(ddof=0)) if len(a) > 1 else 0.0
+
+
+def _cell(values: Sequence[float], digits: int = 2) -> str:
+    if not values:
+        return "–"
+    m, s = _stats(values)
+    return f"{m:.{digits}f} ± {s:.{digits}f}" if len(values) > 1 else f"{m:.{digits}f}"
+
+
+def group(rows: Iterable[Mapping[str, Any]], condition: str = "in") -> dict[tuple[str, str], dict[str, list[float]]]:
+    """(env, run) -> {"sr": [per seed], "csc": [...]} for one evaluation condition."""
+    out: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: {"sr": [], "csc": []})
+    for r in rows:
+        ev = r["eval"].get(condition)
+        if ev is not None:
+            cell = out[(r["env"], r["run"])]
+            cell["sr"].append(float(ev["sr"]))
+            cell["csc"].append(float(ev["csc"]))
+    return dict(out)
+
+
+def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """``{"<env>/<run>": {"sr", "sr_std", "csc", "csc_std", "seeds"}}`` (in-distribution)."""
+    out = {}
+    for (env, run), cell in group(rows).items():
+        (sr, sr_s), (csc, csc_s) = _stats(cell["sr"]), _stats(cell["csc"])
+        out[f"{env}/{run}"] = {"sr": sr, "sr_std": sr_s, "csc": csc, "csc_std": csc_s, "seeds": float(len(cell["sr"]))}
+    return out
+
+
+def _envs(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    seen = {r["env"] for r in rows}
+    return [e for e in ENV_NAMES if e in seen] + sorted(seen - set(ENV_NAMES))
+
+
+def table_main(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Tables 2 and 3 in one: SR↑ / CSC↓ per env, mean ± std over the training seeds."""
+    envs, g = _envs(rows), group(rows)
+    head = "| Method | " + " | ".join(f"{ENV_NAMES.get(e, e)} SR↑ | {ENV_NAMES.get(e, e)} CSC↓" for e in envs) + " |"
+    lines = [head, "|---|" + "---|---|" * len(envs)]
+    runs = [r for r in MAIN_ROWS if any((e, r) in g for e in envs)]
+    for run in runs:
+        cells = []
+        for e in envs:
+            c = g.get((e, run))
+            cells += [_cell(c["sr"]), _cell(c["csc"])] if c else ["–", "–"]
+        lines.append(f"| {LABELS.get(run, run)} | " + " | ".join(cells) + " |")
+    seeds = sorted({len(c["sr"]) for c in g.values()})
+    return "\n".join(lines) + f"\n\nMean ± std over {'/'.join(map(str, seeds))} training seed(s); deterministic policy.\n"
+
+
+def table_pair(rows: Sequence[Mapping[str, Any]], runs: Sequence[str], title: str) -> str:
+    """Two (or more) rows per env: Table 4 (binary vs rubric) or Table 5 (penalty vs gating)."""
+    envs, g = _envs(rows), group(rows)
+    envs = [e for e in envs if all((e, r) in g for r in runs)]
+    if not envs:
+        return f"{title}: no env has all of {list(runs)}\n"
+    lines = [f"| {title} | " + " | ".join(f"{ENV_NAMES.get(e, e)} SR↑ | {ENV_NAMES.get(e, e)} CSC↓" for e in envs) + " |",
+             "|---|" + "---|---|" * len(envs)]
+    for run in runs:
+        cells = []
+        for e in envs:
+            cells += [_cell(g[(e, run)]["sr"]), _cell(g[(e, run)]["csc"])]
+        lines.append(f"| {LABELS.get(run, run)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def table_ood(rows: Sequence[Mapping[str, Any]], runs: Sequence[str] = ("ppo_lag", "gated"),
+              conditions: Sequence[str] = ("in", "color", "light", "all")) -> str:
+    """Table 6: SR / CSC per (env, method) under each held-out visual condition."""
+    envs = _envs(rows)
+    gs = {c: group(rows, c) for c in conditions}
+    head = ["| Condition |"]
+    sep = ["|---|"]
+    cols = [(e, r) for e in envs for r in runs if (e, r) in gs["in"]]
+    for e, r in cols:
+        head.append(f" {ENV_NAMES.get(e, e)} {LABELS.get(r, r).split(' (')[0].split(':')[0]} SR | CSC |")
+        sep.append("---|---|")
+    lines = ["".join(head), "".join(sep)]
+    names = {"in": "In-dist", "color": "+Color", "light": "+Light", "all": "+All"}
+    for c in conditions:
+        cells = []
+        for key in cols:
+            cell = gs[c].get(key)
+            cells += [_cell(cell["sr"]), _cell(cell["csc"])] if cell else ["–", "–"]
+        lines.append(f"| {names.get(c, c)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def delta_rows(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> list[tuple[float, list[float], list[float]]]:
+    """(δ, SRs, CSCs) of the gated rubric runs of ``env``, by δ."""
+    by: dict[float, dict[str, list[float]]] = defaultdict(lambda: {"sr": [], "csc": []})
+    for r in rows:
+        if r["env"] == env and r["method"] == "gated" and r["margin"] == "rubric" and r.get("safety_update") != "dpg":
+            ev = r["eval"]["in"]
+            by[float(r["delta"])]["sr"].append(float(ev["sr"]))
+            by[float(r["delta"])]["csc"].append(float(ev["csc"]))
+    return [(d, by[d]["sr"], by[d]["csc"]) for d in sorted(by)]
+
+
+def table_delta(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> str:
+    """Table 7: the gate threshold δ against SR / CSC."""
+    dr = delta_rows(rows, env)
+    if not dr:
+        return "no δ sweep\n"
+    lines = ["| | " + " | ".join(f"δ={d:g}" for d, _, _ in dr) + " |", "|---|" + "---|" * len(dr),
+             "| SR↑ | " + " | ".join(_cell(s) for _, s, _ in dr) + " |",
+             "| CSC↓ | " + " | ".join(_cell(c) for _, _, c in dr) + " |"]
+    return "\n".join(lines) + "\n"
+
+
+def monotone(values: Sequence[float], decreasing: bool = True, tol: float = 0.0) -> bool:
+    pairs = zip(values, values[1:], strict=False)
+    return all((b <= a + tol) if decreasing else (b >= a - tol) for a, b in pairs)
+
+
+# --------------------------------------------------------------------------------------------------
+# pictures
+
+
+def plot_curves(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], title: str,
+                runs: Sequence[str] | None = None) -> Path:
+    """Training CSC, reach and SR (stochastic policy, episodes ending in each iteration) against env steps."""
+    import matplotlib.pyplot as plt
+
+    runs = runs or sorted({r["run"] for r in rows})
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    for run in runs:
+        hs = [r["history"] for r in rows if r["run"] == run and r["history"]]
+        if not hs:
+            continue
+        n = min(len(h) for h in hs)
+        x = np.asarray([hs[0][i]["env_steps"] for i in range(n)])
+        for ax, key in zip(axes, ("csc", "reach", "sr"), strict=True):
+            ys = np.asarray([[h[i].get(key, np.nan) for i in range(n)] for h in hs], dtype=np.float64)
+            y = _smooth(np.nanmean(ys, axis=0))
+            ax.plot(x, y, label=LABELS.get(run, run))
+    for ax, key in zip(axes, ("training CSC (simulator cost)", "reach rate", "SR (reach, no violation)"), strict=True):
+        ax.set_title(key)
+        ax.set_xlabel("env steps")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _smooth(y: np.ndarray, k: int = 5) -> np.ndarray:
+    out = np.copy(y)
+    for i in range(len(y)):
+        w = y[max(0, i - k + 1):i + 1]
+        w = w[np.isfinite(w)]
+        out[i] = w.mean() if len(w) else np.nan
+    return out
+
+
+def plot_bars(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], title: str) -> Path:
+    """Evaluation SR and CSC per run (mean, seed-std error bars)."""
+    import matplotlib.pyplot as plt
+
+    g = group(rows)
+    keys = sorted(g, key=lambda k: (k[0], list(LABELS).index(k[1]) if k[1] in LABELS else 99, k[1]))
+    names = [LABELS.get(k[1], k[1]) for k in keys]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 0.5 * len(keys) + 2))
+    for ax, key, colour in zip(axes, ("sr", "csc"), ("tab:green", "tab:red"), strict=True):
+        means = [_stats(g[k][key])[0] for k in keys]
+        stds = [_stats(g[k][key])[1] for k in keys]
+        ax.barh(range(len(keys)), means, xerr=stds, color=colour, alpha=0.8)
+        ax.set_yticks(range(len(keys)), names if key == "sr" else [""] * len(keys), fontsize=8)
+        ax.set_title({"sr": "SR ↑", "csc": "CSC ↓"}[key])
+        ax.invert_yaxis()
+        ax.grid(alpha=0.3, axis="x")
+    fig.suptitle(title)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def dubins_grid(resolution: int = 41, headings: Sequence[float] = (0.0, math.pi / 2, math.pi, -math.pi / 2),
+                obstacle: tuple[float, float] = (0.0, 0.0), goal: tuple[float, float] = (0.7, 0.7)) -> dict[str, Any]:
+    """Frames of a fixed Dubins-VL scene with the car at every grid position and heading (Fig. 3's axes)."""
+    from ..envs.control.dubins import D_SAFE, R_OBS, _Batch
+
+    xs = np.linspace(-0.95, 0.95, resolution)
+    gx, gy = np.meshgrid(xs, xs[::-1])
+    n = gx.size
+    frames = np.zeros((len(headings), n, 84, 84, 3), dtype=np.uint8)
+    for h, th in enumerate(headings):
+        b = _Batch(n, 1, 0.1, 100, 10, None, render=True)
+        b.state[:] = np.array([0, 0, th, goal[0], goal[1], obstacle[0], obstacle[1]])
+        b.state[:, 0], b.state[:, 1] = gx.ravel(), gy.ravel()
+        for i in range(n):
+            b.background[i] = b._draw_background(i) if i == 0 else b.background[0]
+        frames[h] = b.frames()
+    gt = np.hypot(gx - obstacle[0], gy - obstacle[1]) - R_OBS - D_SAFE
+    return {"xs": xs, "frames": frames, "headings": list(headings), "gt_margin": gt, "obstacle": obstacle,
+            "goal": goal, "r_obs": R_OBS, "d_safe": D_SAFE}
+
+
+def safe_set_values(critic: Any, policy: Any, grid: Mapping[str, Any], instruction: str) -> np.ndarray:
+    """``Q_s(o, ā_θ(o))`` on every grid frame: [headings, res, res]."""
+    import torch
+
+    frames = grid["frames"]
+    res = len(grid["xs"])
+    out = np.zeros((frames.shape[0], res, res), dtype=np.float32)
+    with torch.no_grad():
+        for h in range(frames.shape[0]):
+            vals = []
+            for s in range(0, frames.shape[1], 1024):
+                img = torch.as_tensor(frames[h, s:s + 1024])
+                ins = [instruction] * len(img)
+                vals.append(critic(img, ins, policy(img, ins)[0]).numpy())
+            out[h] = np.concatenate(vals).reshape(res, res)
+    return out
+
+
+def plot_safe_set(values: Mapping[str, np.ndarray], grid: Mapping[str, Any], path: str | os.PathLike[str],
+                  title: str) -> Path:
+    """Fig. 3: one row per critic, one column per heading; blue Q > 0 (feasible), red Q < 0, the Q = 0 contour
+    in black, the obstacle disc and the d_safe ring (where the ground-truth margin is 0) in grey."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import TwoSlopeNorm
+
+    heads = grid["headings"]
+    fig, axes = plt.subplots(len(values), len(heads), figsize=(3.3 * len(heads), 3.2 * len(values)), squeeze=False)
+    ext = (grid["xs"][0], grid["xs"][-1], grid["xs"][0], grid["xs"][-1])
+    for r, (name, q) in enumerate(values.items()):
+        lim = float(np.nanmax(np.abs(q))) or 1.0
+        for c, th in enumerate(heads):
+            ax = axes[r][c]
+            im = ax.imshow(q[c], extent=ext, cmap="RdBu", norm=TwoSlopeNorm(0.0, -lim, lim))
+            ax.contour(grid["xs"], grid["xs"][::-1], q[c], levels=[0.0], colors="k", linewidths=1.2)
+            ox, oy = grid["obstacle"]
+            for rad, style in ((grid["r_obs"], "-"), (grid["r_obs"] + grid["d_safe"], "--")):
+                ax.add_patch(plt.Circle((ox, oy), rad, fill=False, color="grey", ls=style))
+            ax.arrow(-0.85, -0.85, 0.2 * math.cos(th), 0.2 * math.sin(th), head_width=0.06, color="k")
+            ax.set_title(f"{name}, θ = {math.degrees(th):.0f}°", fontsize=9)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        fig.colorbar(im, ax=axes[r][-1], fraction=0.046)
+    fig.suptitle(title)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
