@@ -81,20 +81,21 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
         monkeypatch.setattr(sp, name, value)
     ppo_cfg = ShieldPPOConfig(
         envs=envs, hyper={"dubins": {"critic_hidden": [32, 32], "critic_batch_size": 64, "delta": 0.2}},
-        cpu={"dubins": {"total_steps": 512, "num_envs": 8, "rollout_steps": 32, "critic_tau": 0.05}},
-        runs={"dubins": ["ppo", "ppo_lag", "gated", "gated_gt", "penalty", "gated_dpg"]}, seeds={"dubins": [0]},
+        cpu={"dubins": {"total_steps": 512, "num_envs": 8, "rollout_steps": 32, "critic_tau": 0.05,
+                          "critic_steps_per_iter": 8}},
+        runs={"dubins": ["ppo", "ppo_lag", "gated", "gated_gt", "penalty", "gated_dpg", "gated_mixed"]}, seeds={"dubins": [0]},
         delta_sweep={"dubins": [0.0, 0.2]}, warmup={"regress": 10, "td": 10}, eval_episodes={"dubins": 16},
         tracking=tracking)
     out = sp.shield_ppo(ppo_cfg, env="dubins", out_root=d / "ppo", models_root=m / "ppo")
-    for run in ("ppo", "ppo_lag", "gated", "gated_gt", "penalty", "gated_dpg"):
+    for run in ("ppo", "ppo_lag", "gated", "gated_gt", "penalty", "gated_dpg", "gated_mixed"):
         assert 0.0 <= out[f"dubins/{run}/sr"] <= 1.0 and out[f"dubins/{run}/csc"] >= 0.0
-    assert {"dubins/delta0/csc", "dubins/delta0.2/csc"} <= set(out)
+    assert {"dubins/delta0/csc", "dubins/delta0.2/csc", "dubins/gated/grad_agreement"} <= set(out)
     tables = (d / "ppo" / "dubins" / "tables.md").read_text()
     assert "Unconstrained PPO" in tables and "δ=0" in tables and "+Color" in tables
     for png in ("curves.png", "bars.png", "safe_set.png"):
         assert (d / "ppo" / "dubins" / png).stat().st_size > 10_000
     rows = json.loads((d / "ppo" / "dubins" / "results.json").read_text())["rows"]
-    assert len(rows) == 7 and {r["run"] for r in rows if r["eval"].get("color")} == {"ppo_lag", "gated"}
+    assert len(rows) == 8 and {r["run"] for r in rows if r["eval"].get("color")} == {"ppo_lag", "gated"}
     assert all(len(r["history"]) == 2 for r in rows)  # 512 steps / (8 envs x 32 steps)
     assert (m / "ppo" / "dubins" / "critic" / "critic.safetensors").is_file()
     from mlflow import MlflowClient

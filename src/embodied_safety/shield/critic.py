@@ -253,6 +253,38 @@ class ReplayBuffer:
                 "terminated": torch.from_numpy(self.terminated[idx])}
 
 
+class FeatureReplay:
+    """Replay of encoder *features* for a critic whose encoder is frozen (after the warm start): the critic's
+    features of ``o`` and ``o'`` and the policy's features of ``o'`` (for ``a' = ā_θ(o')`` under the current
+    policy head). A TD step is then an MLP step, so K can be large on a CPU."""
+
+    def __init__(self, capacity: int, critic_dim: int, policy_dim: int, action_dim: int, seed: int = 0) -> None:
+        self.capacity = int(capacity)
+        self.arrays = {"feature": np.zeros((self.capacity, critic_dim), np.float32),
+                       "next_feature": np.zeros((self.capacity, critic_dim), np.float32),
+                       "next_policy_feature": np.zeros((self.capacity, policy_dim), np.float32),
+                       "action": np.zeros((self.capacity, action_dim), np.float32),
+                       "margin": np.zeros(self.capacity, np.float32), "next_margin": np.zeros(self.capacity, np.float32),
+                       "terminated": np.zeros(self.capacity, np.float32)}
+        self.size = self.ptr = 0
+        self.rng = np.random.default_rng(seed)
+
+    def add(self, **batch: Any) -> None:
+        n = len(batch["feature"])
+        idx = (self.ptr + np.arange(n)) % self.capacity
+        for k, a in self.arrays.items():
+            v = batch[k]
+            a[idx] = (v.detach().cpu().numpy() if isinstance(v, Tensor) else np.asarray(v)).reshape(a[idx].shape)
+        self.ptr = int((self.ptr + n) % self.capacity)
+        self.size = int(min(self.size + n, self.capacity))
+
+    def sample(self, batch_size: int) -> dict[str, Tensor]:
+        if self.size == 0:
+            raise ValueError("sampling an empty replay buffer")
+        idx = self.rng.integers(0, self.size, size=batch_size)
+        return {k: torch.from_numpy(a[idx]) for k, a in self.arrays.items()}
+
+
 #: (next images, instructions) -> a' (the policy's deterministic mean), no gradient
 NextAction = Callable[[Tensor, Sequence[str]], Tensor]
 
@@ -283,12 +315,31 @@ class CriticTrainer:
         return loss, {"critic_loss": float(loss.detach()), "q_mean": float(qs.detach().mean()),
                       "target_mean": float(y.mean())}
 
-    def update(self, buffer: ReplayBuffer, next_action: NextAction, steps: int | None = None) -> dict[str, float]:
+    def loss_features(self, batch: Mapping[str, Tensor],
+                      next_action: Callable[[Tensor], Tensor]) -> tuple[Tensor, dict[str, float]]:
+        """Eq. (4) on a :class:`FeatureReplay` batch (frozen encoder); ``next_action``: policy features -> ā."""
+        cfg = self.critic.config
+        with torch.no_grad():
+            q_next = self.target.q_features(batch["next_feature"], next_action(batch["next_policy_feature"]))
+            y = hj_target(batch["margin"], bootstrap_value(q_next, batch["next_margin"], batch["terminated"]),
+                          cfg.gamma)
+        qs = self.critic.q_all(batch["feature"], batch["action"])
+        loss = ((qs - y.unsqueeze(0)) ** 2).mean()
+        return loss, {"critic_loss": float(loss.detach()), "q_mean": float(qs.detach().mean()),
+                      "target_mean": float(y.mean())}
+
+    def update(self, buffer: ReplayBuffer | FeatureReplay, next_action: Callable[..., Tensor],
+               steps: int | None = None) -> dict[str, float]:
+        """K TD steps; ``next_action`` takes (images, instructions) for a :class:`ReplayBuffer` and policy
+        features for a :class:`FeatureReplay`."""
         cfg = self.critic.config
         stats: dict[str, float] = {}
         self.critic.train()
         for _ in range(cfg.steps_per_iter if steps is None else steps):
-            loss, stats = self.loss(buffer.sample(cfg.batch_size), next_action)
+            if isinstance(buffer, FeatureReplay):
+                loss, stats = self.loss_features(buffer.sample(cfg.batch_size), next_action)
+            else:
+                loss, stats = self.loss(buffer.sample(cfg.batch_size), next_action)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.max_grad_norm)

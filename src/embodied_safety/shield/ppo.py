@@ -26,14 +26,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
-from .critic import CriticConfig, CriticTrainer, ReplayBuffer, SafetyCritic
+from .critic import CriticConfig, CriticTrainer, FeatureReplay, ReplayBuffer, SafetyCritic
 from .margins import MarginKind, MarginSource
 from .policy import clipped_gaussian_log_prob, gaussian_entropy
 from .vecenv import TrainVec
@@ -52,7 +52,11 @@ class PPOConfig:
     #: how infeasible samples improve safety: ``dpg`` = Eq. 6, ``−β Q_s(o, ā_θ(o))`` through the critic's action
     #: gradient (the paper); ``advantage`` = the clipped surrogate of the on-policy cost advantage (ours, see
     #: docs/shield_ppo.md: on CPU budgets the critic's action gradient has the wrong sign half the time)
-    safety_update: Literal["dpg", "advantage"] = "dpg"
+    safety_update: Literal["dpg", "advantage", "mixed"] = "dpg"
+    #: ``features``: after the warm start the critic's encoder is frozen and replay holds features, so the K
+    #: online TD steps are MLP steps (K can then be large enough for the critic to track the policy on a CPU);
+    #: ``images``: replay holds frames and the encoder keeps training (the paper's Dubins-VL setting)
+    critic_replay: Literal["features", "images"] = "features"
     total_steps: int = 65_536
     num_envs: int = 16
     rollout_steps: int = 64  # N per env per iteration
@@ -107,6 +111,12 @@ def gae(rewards: np.ndarray, values: np.ndarray, next_values: np.ndarray, dones:
     return adv, adv + values
 
 
+def _batched(fn: Callable[[Tensor, list[str]], Tensor], images: Tensor, instructions: list[str],
+             size: int = 1024) -> Tensor:
+    with torch.no_grad():
+        return torch.cat([fn(images[i:i + size], instructions[i:i + size]) for i in range(0, len(images), size)])
+
+
 def _normalise(x: Tensor) -> Tensor:
     return (x - x.mean()) / (x.std() + 1e-8)
 
@@ -117,14 +127,15 @@ def policy_loss(method: str, pg: Tensor, q: Tensor | None, gate: Tensor, dual: f
     ``q = Q_s(o, ā_θ(o))`` (differentiable in the policy mean); returns (loss, safety term for the logs).
 
     ``gated`` (Eq. 5–6): ``mean(ζ·pg + β(1−ζ)(−q))`` — ζ = 1 samples give exactly PPO's gradient, ζ = 0
-    samples exactly ``−β ∇_a Q_s ∇_θ ā``; with ``pg_safe`` (the clipped surrogate of the cost advantage,
-    ``safety_update = advantage``) the ζ = 0 term is ``β·pg_safe`` instead. ``penalty``:
+    samples exactly ``−β ∇_a Q_s ∇_θ ā``; with ``pg_safe`` (a clipped surrogate already weighted:
+    ``β·surr(−A_c)`` for ``advantage``, ``surr((A_r − βA_c)/(1+β))`` for ``mixed``) the ζ = 0 term is
+    ``pg_safe`` instead. ``penalty``:
     ``mean(pg) + λ·mean(max(0, −q))`` (with ``advantage`` the penalty is already in ``pg``)."""
     if method == "gated":
         unsafe = 1.0 - gate
-        safe_term = pg_safe if pg_safe is not None else -q  # type: ignore[operator]
+        safe_term = pg_safe if pg_safe is not None else dual * -q  # type: ignore[operator]
         assert safe_term is not None
-        loss = (gate * pg + dual * unsafe * safe_term).mean()
+        loss = (gate * pg + unsafe * safe_term).mean()
         return loss, float((unsafe * safe_term.detach()).sum() / max(float(unsafe.sum()), 1.0))
     if method == "penalty" and q is None:
         return pg.mean(), None
@@ -198,7 +209,7 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
     uses_critic = cfg.method in USES_CRITIC
     value = mlp(policy.feature_dim)
     cost_value = mlp(policy.feature_dim) if cfg.method == "ppo_lag" or (
-        uses_critic and cfg.safety_update == "advantage") else None
+        uses_critic and cfg.safety_update != "dpg") else None
     value_params = list(value.parameters()) + (list(cost_value.parameters()) if cost_value is not None else [])
     if not cfg.train_encoder:
         policy.encoder.requires_grad_(False)
@@ -206,15 +217,22 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
     pi_opt = torch.optim.Adam(pi_params, lr=cfg.lr, eps=1e-5)
     v_opt = torch.optim.Adam(value_params, lr=cfg.value_lr, eps=1e-5)
     trainer: CriticTrainer | None = None
-    buffer: ReplayBuffer | None = None
+    buffer: ReplayBuffer | FeatureReplay | None = None
     if not uses_critic:
         critic = None
     elif critic is None:
         critic = SafetyCritic.from_policy(policy, cfg.critic).eval()
     if critic is not None:
+        capacity = min(critic.config.buffer_size, cfg.total_steps + cfg.batch)
+        if cfg.critic_replay == "features":
+            if cfg.train_encoder:
+                raise ValueError("critic_replay: features needs train_encoder: false (replay stores policy features)")
+            critic.config = replace(critic.config, freeze_encoder=True)
+            critic.encoder.requires_grad_(False)
+            buffer = FeatureReplay(capacity, critic.feature_dim, policy.feature_dim, a_dim, seed=cfg.seed)
+        else:
+            buffer = ReplayBuffer(capacity, images.shape[1:], a_dim, seed=cfg.seed)
         trainer = CriticTrainer(critic)
-        buffer = ReplayBuffer(min(cfg.critic.buffer_size, cfg.total_steps + cfg.batch), images.shape[1:], a_dim,
-                              seed=cfg.seed)
 
     def feats(imgs: Any, instr: list[str]) -> Tensor:
         with torch.no_grad():
@@ -223,6 +241,10 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
     def mean_action(imgs: Tensor, instr: Any) -> Tensor:
         with torch.no_grad():
             return policy(imgs, instr)[0]
+
+    def policy_mean(features: Tensor) -> Tensor:
+        with torch.no_grad():
+            return policy.from_features(features)[0]
 
     ell = margin(images, gt_m, gt_c)
     episodes = _Episodes(n, gt_c)
@@ -234,6 +256,8 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
         t0 = time.perf_counter()
         # ---- rollout (Algorithm 1 line 3)
         buf_img = np.zeros((T, n, *images.shape[1:]), dtype=np.uint8)
+        buf_rimg = np.zeros_like(buf_img) if isinstance(buffer, FeatureReplay) else None
+        ells, reached_ells = np.zeros((T, n), np.float32), np.zeros((T, n), np.float32)
         buf_instr: list[list[str]] = []
         buf_f = torch.zeros(T, n, policy.feature_dim)
         buf_a = torch.zeros(T, n, a_dim)
@@ -260,9 +284,12 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
             reached_ell = margin(step.reached_images, step.reached_margin, step.reached_cost)
             new_ell = margin(step.images, step.margin, step.cost) if done.any() else reached_ell
             train_cost = (reached_ell < 0).astype(np.float64)
-            if buffer is not None:
+            ells[t], reached_ells[t] = ell, reached_ell
+            if isinstance(buffer, ReplayBuffer):
                 buffer.add(images, instructions, act.numpy(), ell, step.reached_images, reached_ell,
                            step.terminated.astype(np.float32))
+            elif buf_rimg is not None:
+                buf_rimg[t] = step.reached_images
             f_next = feats(step.images, step.instructions)
             with torch.no_grad():
                 v_next = value(f_next).squeeze(-1).numpy()
@@ -284,8 +311,17 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
         ep = episodes.drain()
         row: dict[str, float] = {"iteration": float(it), "env_steps": float(steps), **ep}
         # ---- critic (lines 4-5)
+        flat_img = torch.from_numpy(buf_img.reshape(N, *images.shape[1:]))
+        flat_instr = [s for row_i in buf_instr for s in row_i]
+        if isinstance(buffer, FeatureReplay) and critic is not None and buf_rimg is not None:
+            flat_r = torch.from_numpy(buf_rimg.reshape(N, *images.shape[1:]))
+            buffer.add(feature=_batched(critic.encoder, flat_img, flat_instr),
+                       next_feature=_batched(critic.encoder, flat_r, flat_instr),
+                       next_policy_feature=_batched(policy.features, flat_r, flat_instr),
+                       action=buf_a.reshape(N, a_dim), margin=ells.reshape(N), next_margin=reached_ells.reshape(N),
+                       terminated=terms.reshape(N))
         if trainer is not None and buffer is not None:
-            row.update(trainer.update(buffer, mean_action))
+            row.update(trainer.update(buffer, policy_mean if isinstance(buffer, FeatureReplay) else mean_action))
         # ---- dual variable (line 6): on the episodes that ended in this iteration
         if cfg.method != "ppo" and ep["episodes"] > 0:
             c_bar = ep["train_cost"]
@@ -296,19 +332,16 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
         row["dual"] = dual
         # ---- gate (line 7) and critic features of the rollout, once
         flat_f = buf_f.reshape(N, -1)
-        flat_img = torch.from_numpy(buf_img.reshape(N, *images.shape[1:]))
-        flat_instr = [s for row_i in buf_instr for s in row_i]
         crit_f: Tensor | None = None
         gate = torch.ones(N)
         if critic is not None:
+            crit_f = _batched(critic.encoder, flat_img, flat_instr)
             with torch.no_grad():
-                crit_f = torch.cat([critic.encoder(flat_img[i:i + 1024], flat_instr[i:i + 1024])
-                                    for i in range(0, N, 1024)])
                 q_old = critic.q_features(crit_f, policy.from_features(flat_f)[0])
             gate = (q_old > cfg.delta).float()
             row["q_policy_mean"] = float(q_old.mean())
             row["infeasible_frac"] = float(1.0 - gate.mean())
-            if cfg.method == "penalty" and cfg.safety_update == "advantage":
+            if cfg.method == "penalty" and cfg.safety_update != "dpg":
                 costs = torch.relu(-q_old).reshape(T, n).numpy().astype(np.float64)
         # ---- advantages: GAE, truncation bootstrapped into the reward (CleanRL's fix)
         trunc = (dones > 0) & (terms == 0)
@@ -346,10 +379,13 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
                     clipfracs.append(float(((ratio - 1.0).abs() > cfg.clip).float().mean()))
                 a_mb = b_adv[idx]
                 pg = torch.max(-a_mb * ratio, -a_mb * torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip))
-                if cfg.safety_update == "advantage" or critic is None or crit_f is None:
+                if cfg.safety_update != "dpg" or critic is None or crit_f is None:
                     q = None
-                    c_mb = b_cadv[idx]
-                    pg_safe = torch.max(c_mb * ratio, c_mb * torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip))
+                    if cfg.safety_update == "mixed":  # infeasible: SafeVLA's mixed advantage with λ = β
+                        s_mb, weight = (b_adv[idx] - dual * b_cadv[idx]) / (1.0 + dual), 1.0
+                    else:  # infeasible: the cost advantage alone, weighted by β
+                        s_mb, weight = -b_cadv[idx], dual
+                    pg_safe = weight * torch.max(-s_mb * ratio, -s_mb * torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip))
                 else:
                     q = critic.q_features(crit_f[idx], mean)
                     pg_safe = None

@@ -23,7 +23,8 @@ LABELS: dict[str, str] = {
     "gated": "ShieldVLA: HJ critic + gate (rubric margin)",
     "gated_binary": "HJ critic + gate, binary cost (+1 / −5)",
     "penalty": "HJ critic as Lagrangian penalty",
-    "gated_dpg": "ShieldVLA with Eq. 6's ∇Q safety step",
+    "gated_dpg": "gate + Eq. 6's −β∇Q safety step (paper)",
+    "gated_mixed": "gate + (A_r − βA_c)/(1+β) on infeasible samples",
 }
 MAIN_ROWS = ("ppo", "ppo_lag", "gated_gt", "gated")
 ENV_NAMES = {"dubins": "Dubins-VL", "turtlebot": "TurtleBot-Nav", "franka": "Franka-Reach"}
@@ -125,7 +126,7 @@ def delta_rows(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> list[t
     """(δ, SRs, CSCs) of the gated rubric runs of ``env``, by δ."""
     by: dict[float, dict[str, list[float]]] = defaultdict(lambda: {"sr": [], "csc": []})
     for r in rows:
-        if r["env"] == env and r["method"] == "gated" and r["margin"] == "rubric" and r.get("safety_update") != "dpg":
+        if r["env"] == env and r["run"] == "gated":
             ev = r["eval"]["in"]
             by[float(r["delta"])]["sr"].append(float(ev["sr"]))
             by[float(r["delta"])]["csc"].append(float(ev["csc"]))
