@@ -87,8 +87,15 @@ def _inputs(env: str) -> list[str]:
     return [str(BC / env), str(ROLLOUTS / env / "rollouts.npz"), str(CALIBRATION / env / "platt.json")]
 
 
+#: what a stored warm critic or run depends on: the envs and the training / scoring / evaluation code, not the
+#: report code (a change to a table or a plot re-renders, it does not retrain)
+TRAINING_SOURCES = ("envs/control", *(f"shield/{m}.py" for m in (
+    "critic", "ppo", "margins", "vecenv", "policy", "pixel_scorer", "rubrics", "calibrate", "rollouts", "demos",
+    "envs", "vlm_scorer")))
+
+
 def _code() -> str:
-    return source_hash("envs/control", "shield")
+    return source_hash(*TRAINING_SOURCES)
 
 
 @task(name="warm-critic", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)

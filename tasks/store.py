@@ -14,9 +14,11 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "embodied_safety"
 
 @cache
 def source_hash(*packages: str) -> str:
-    """The sources (``.py``, ``.txt``, ``.xml``; never bytecode) of ``src/embodied_safety/<package>`` folders."""
+    """The sources (``.py``, ``.txt``, ``.xml``; never bytecode) of ``src/embodied_safety/<package>`` folders, or of
+    single files named relative to ``src/embodied_safety``."""
     h = hashlib.sha256()
-    for f in sorted(f for p in packages for f in (SRC / p).rglob("*") if f.suffix in (".py", ".txt", ".xml")):
+    files = (f for p in packages for f in ([SRC / p] if (SRC / p).is_file() else (SRC / p).rglob("*")))
+    for f in sorted(f for f in files if f.suffix in (".py", ".txt", ".xml")):
         h.update(str(f.relative_to(SRC)).encode() + f.read_bytes())
     return h.hexdigest()[:16]
 

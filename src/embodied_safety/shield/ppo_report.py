@@ -175,12 +175,17 @@ def plot_curves(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str],
         ax.set_xlabel("env steps")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
+    return _save(fig, path, title)
+
+
+def _save(fig: Any, path: str | os.PathLike[str], title: str) -> Path:
+    import matplotlib.pyplot as plt
+
     fig.suptitle(title)
     fig.tight_layout()
-    path = Path(path)
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return path
+    return Path(path)
 
 
 def _smooth(y: np.ndarray, k: int = 5) -> np.ndarray:
@@ -208,12 +213,7 @@ def plot_bars(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], t
         ax.set_title({"sr": "SR ↑", "csc": "CSC ↓"}[key])
         ax.invert_yaxis()
         ax.grid(alpha=0.3, axis="x")
-    fig.suptitle(title)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path, title)
 
 
 def dubins_grid(resolution: int = 41, headings: Sequence[float] = (0.0, math.pi / 2, math.pi, -math.pi / 2),
@@ -279,9 +279,4 @@ def plot_safe_set(values: Mapping[str, np.ndarray], grid: Mapping[str, Any], pat
             ax.set_xticks([])
             ax.set_yticks([])
         fig.colorbar(im, ax=axes[r][-1], fraction=0.046)
-    fig.suptitle(title)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path, title)
