@@ -159,11 +159,23 @@ def _eval_conditions(env: str, policy: Any, episodes: int, conditions: list[str]
     return out
 
 
+def _conditions(cfg: ShieldPPOConfig, run: str, delta: float | None) -> list[str]:
+    """In-distribution always; the OOD perturbations for ``ood_runs`` (not for the δ sweep's extra runs)."""
+    return ["in", *cfg.ood] if run in cfg.ood_runs and delta is None else ["in"]
+
+
+def run_path(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float | None, warm: Path | None) -> Path:
+    """Where a run is stored: the hash of its config, evaluation, warm critic, inputs and training code."""
+    blob = {"env": env, "run": run, "ppo": dataclasses.asdict(ppo_config(cfg, env, run, seed, delta)),
+            "eval": [cfg.eval_episodes[env], _conditions(cfg, run, delta)], "warm": warm.name if warm else None,
+            "inputs": [_file_hash(p) for p in _inputs(env)], "code": _code()}
+    return STORE / "ppo" / content_key(blob)
+
+
 @task(name="shield-ppo-run", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0, log_prints=True)
 def train_run(env: str, run: str, seed: int, delta: float | None, cfg: ShieldPPOConfig,
               warm: Path | None) -> dict[str, Any]:
     """Train one (run, seed[, δ]) from the BC policy, evaluate it, store it; MLflow-tracked when trained."""
-    import torch
 
     from embodied_safety.shield.critic import load_critic
     from embodied_safety.shield.margins import margin_source
@@ -171,10 +183,8 @@ def train_run(env: str, run: str, seed: int, delta: float | None, cfg: ShieldPPO
     from embodied_safety.shield.ppo import train
 
     pcfg = ppo_config(cfg, env, run, seed, delta)
-    conditions = ["in", *cfg.ood] if run in cfg.ood_runs else ["in"]
-    blob = {"env": env, "run": run, "ppo": dataclasses.asdict(pcfg), "eval": [cfg.eval_episodes[env], conditions],
-            "warm": warm.name if warm else None, "inputs": [_file_hash(p) for p in _inputs(env)], "code": _code()}
-    path = STORE / "ppo" / content_key(blob)
+    conditions = _conditions(cfg, run, delta)
+    path = run_path(cfg, env, run, seed, delta, warm)
     if (path / "result.json").is_file():
         return json.loads((path / "result.json").read_text())
     policy = load_policy(BC / env)
@@ -324,27 +334,16 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
     rows = []
     for run, seed, delta in jobs:
         method, margin, _ = RUNS[run]
-        r = train_run(env, run, seed, delta, cfg, warm.get(margin) if method in ("gated", "penalty") else None)
-        pcfg = ppo_config(cfg, env, run, seed, delta)
-        r["_path"] = str(STORE / "ppo" / content_key({
-            "env": env, "run": run, "ppo": dataclasses.asdict(pcfg),
-            "eval": [cfg.eval_episodes[env], ["in", *cfg.ood] if run in cfg.ood_runs else ["in"]],
-            "warm": warm[margin].name if method in ("gated", "penalty") else None,
-            "inputs": [_file_hash(p) for p in _inputs(env)], "code": _code()}))
+        w = warm.get(margin) if method in ("gated", "penalty") else None
+        r = train_run(env, run, seed, delta, cfg, w)
+        r["_path"] = str(run_path(cfg, env, run, seed, delta, w))
         r["delta_default"] = delta is None
         rows.append(r)
     out = scratch_dir(out_root / env)
-    tables = "\n".join([
-        f"# {rep.ENV_NAMES.get(env, env)}: ShieldVLA part 2 (budget: {cfg.budget}, safety update: {cfg.safety_update})\n",
-        "## Main results (Tables 2 / 3)\n", rep.table_main(rows),
-        "## Cost signal (Table 4)\n", rep.table_pair(rows, ["gated_binary", "gated"], "Cost signal"),
-        "## Gating vs penalty (Table 5)\n", rep.table_pair(rows, ["penalty", "gated"], "Critic use"),
-        "## The safety step on infeasible samples (Eq. 6's ∇Q vs ours)\n",
-        rep.table_pair(rows, ["gated_dpg", "gated_mixed", "gated"], "Safety step"),
-        "## OOD (Table 6)\n", rep.table_ood(rows),
-        "## Gate threshold δ (Table 7)\n", rep.table_delta(rows, env)])
-    atomic_write_text(out / "tables.md", tables)
     main_rows = [r for r in rows if r["delta_default"]]
+    tables = render_tables(rows, f"{rep.ENV_NAMES.get(env, env)}: ShieldVLA part 2 (budget: {cfg.budget}, "
+                                 f"safety update: {cfg.safety_update})", env)
+    atomic_write_text(out / "tables.md", tables)
     rep.plot_curves(main_rows, out / "curves.png", f"{rep.ENV_NAMES.get(env, env)}: training (mean over seeds)")
     rep.plot_bars(main_rows, out / "bars.png", f"{rep.ENV_NAMES.get(env, env)}: evaluation, {cfg.eval_episodes[env]} episodes")
     _safe_set(env, main_rows, out)
@@ -384,23 +383,31 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
     return metrics
 
 
-def all_tables(cfg: ShieldPPOConfig, out_root: Path = OUT) -> Path:
-    """Stage ``shield_tables``: every env's rows in one file (Tables 2/3 across envs, 4, 5, 6, 7)."""
+def render_tables(rows: list[dict[str, Any]], title: str, delta_env: str = "dubins") -> str:
+    """Tables 2/3, 4, 5, the safety-step ablation, 6 (on the default-δ runs) and 7 (the δ sweep)."""
     from embodied_safety.shield import ppo_report as rep
 
+    main = [r for r in rows if r.get("delta_default", True)]
+    return "\n".join([
+        f"# {title}\n",
+        "## Main results (Tables 2 / 3)\n", rep.table_main(main),
+        "## Cost signal (Table 4)\n", rep.table_pair(main, ["gated_binary", "gated"], "Cost signal"),
+        "## Gating vs penalty (Table 5)\n", rep.table_pair(main, ["penalty", "gated"], "Critic use"),
+        "## The safety step on infeasible samples (Eq. 6's ∇Q vs ours)\n",
+        rep.table_pair(main, ["gated_dpg", "gated_mixed", "gated"], "Safety step"),
+        "## OOD (Table 6)\n", rep.table_ood(main),
+        f"## Gate threshold δ (Table 7, {rep.ENV_NAMES.get(delta_env, delta_env)})\n", rep.table_delta(rows, delta_env)])
+
+
+def all_tables(cfg: ShieldPPOConfig, out_root: Path = OUT) -> Path:
+    """Stage ``shield_tables``: every env's rows in one file."""
     rows = []
     for env in cfg.envs:
         f = out_root / env / "results.json"
         if f.is_file():
             rows += json.loads(f.read_text())["rows"]
-    text = "\n".join([
-        f"# ShieldVLA part 2: all environments (budget: {cfg.budget}, safety update: {cfg.safety_update})\n",
-        "## Main results (Tables 2 / 3)\n", rep.table_main([r for r in rows if r.get("delta") is None or r["run"] != "gated"
-                                                             or r.get("delta_default", True)]),
-        "## Cost signal (Table 4)\n", rep.table_pair(rows, ["gated_binary", "gated"], "Cost signal"),
-        "## Gating vs penalty (Table 5)\n", rep.table_pair(rows, ["penalty", "gated"], "Critic use"),
-        "## OOD (Table 6)\n", rep.table_ood(rows),
-        "## Gate threshold δ on Dubins-VL (Table 7)\n", rep.table_delta(rows, "dubins")])
+    text = render_tables(rows, f"ShieldVLA part 2, all environments (budget: {cfg.budget}, "
+                               f"safety update: {cfg.safety_update})")
     return atomic_write_text(out_root.parent / "ppo_tables.md", text)
 
 
