@@ -64,6 +64,7 @@ bench: setup  ## speed benchmarks, printed as ratios against a baseline in the s
 	python benchmarks/household_world.py
 	python benchmarks/actor_generation.py --collect
 	python benchmarks/control_envs.py
+	python benchmarks/safety_critic.py
 
 clean:
 	rm -rf data/household .prefect
