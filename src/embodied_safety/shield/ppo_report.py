@@ -80,8 +80,9 @@ def table_main(rows: Sequence[Mapping[str, Any]]) -> str:
             c = g.get((e, run))
             cells += [_cell(c["sr"]), _cell(c["csc"])] if c else ["–", "–"]
         lines.append(f"| {LABELS.get(run, run)} | " + " | ".join(cells) + " |")
-    seeds = sorted({len(c["sr"]) for c in g.values()})
-    return "\n".join(lines) + f"\n\nMean ± std over {'/'.join(map(str, seeds))} training seed(s); deterministic policy.\n"
+    seeds = ", ".join(f"{ENV_NAMES.get(e, e)} {max(len(g[(e, r)]['sr']) for r in runs if (e, r) in g)}"
+                      for e in envs)
+    return "\n".join(lines) + f"\n\nMean ± std over training seeds ({seeds}); deterministic policy.\n"
 
 
 def table_pair(rows: Sequence[Mapping[str, Any]], runs: Sequence[str], title: str) -> str:
@@ -274,7 +275,9 @@ def plot_safe_set(values: Mapping[str, np.ndarray], grid: Mapping[str, Any], pat
             ox, oy = grid["obstacle"]
             for rad, style in ((grid["r_obs"], "-"), (grid["r_obs"] + grid["d_safe"], "--")):
                 ax.add_patch(plt.Circle((ox, oy), rad, fill=False, color="grey", ls=style))
-            ax.arrow(-0.85, -0.85, 0.2 * math.cos(th), 0.2 * math.sin(th), head_width=0.06, color="k")
+            ax.arrow(-0.75, -0.75, 0.15 * math.cos(th), 0.15 * math.sin(th), head_width=0.05, color="k")
+            ax.set_xlim(ext[0], ext[1])
+            ax.set_ylim(ext[2], ext[3])
             ax.set_title(f"{name}, θ = {math.degrees(th):.0f}°", fontsize=9)
             ax.set_xticks([])
             ax.set_yticks([])

@@ -1,0 +1,73 @@
+"""Gated PPO's pieces that need no training: the vector env view, the margin sources, the result tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from embodied_safety.shield import ppo_report as rep
+from embodied_safety.shield.margins import BINARY_SAFE, BINARY_UNSAFE, MarginSource
+from embodied_safety.shield.vecenv import TrainVec
+
+
+def test_train_vec_keeps_the_terminal_frame_and_the_reset_one() -> None:
+    vec = TrainVec("dubins", 8, seed=3)
+    images, instr, margin, cost = vec.reset()
+    assert images.shape == (8, 84, 84, 3) and len(instr) == 8 and margin.shape == (8,)
+    rng = np.random.default_rng(0)
+    seen_done = False
+    for _ in range(120):
+        step = vec.step(rng.uniform(-1.1, 1.1, 8))
+        assert step.images.shape == step.reached_images.shape == (8, 84, 84, 3)
+        live = ~step.done
+        assert np.array_equal(step.images[live], step.reached_images[live])
+        assert np.allclose(step.margin[live], step.reached_margin[live])
+        assert np.array_equal(step.cost, (step.margin < 0).astype(float))
+        if step.done.any():
+            seen_done = True
+            d = np.flatnonzero(step.done)
+            assert not np.array_equal(step.images[d], step.reached_images[d])  # a new episode's first frame
+    assert seen_done
+
+
+def test_margin_sources() -> None:
+    frames = np.zeros((3, 4, 4, 3), np.uint8)
+    gt = np.array([0.5, -0.1, 0.0])
+    cost = np.array([0.0, 1.0, 0.0])
+    assert MarginSource("gt")(frames, gt, cost).tolist() == pytest.approx(gt.tolist())
+    assert MarginSource("binary")(frames, gt, cost).tolist() == [BINARY_SAFE, BINARY_UNSAFE, BINARY_SAFE]
+
+    class Platt:
+        def margin(self, rho: np.ndarray) -> np.ndarray:
+            return -(2.0 * rho - 1.0)
+
+    rubric = MarginSource("rubric", lambda f: np.array([0.0, 1.0, 0.5]), Platt())
+    assert rubric(frames, gt, cost).tolist() == pytest.approx([1.0, -1.0, 0.0])
+
+
+def _row(run: str, seed: int, sr: float, csc: float, delta: float = 0.2, env: str = "dubins",
+         default: bool = True, ood: bool = False) -> dict:
+    ev = {"in": {"sr": sr, "csc": csc}}
+    if ood:
+        ev["color"] = {"sr": sr / 2, "csc": csc * 2}
+    return {"env": env, "run": run, "seed": seed, "method": "gated", "margin": "rubric", "delta": delta,
+            "eval": ev, "history": [], "delta_default": default}
+
+
+def test_tables_have_the_papers_layouts() -> None:
+    rows = [_row("ppo_lag", s, 0.1 + s / 100, 3.0, ood=True) for s in range(3)]
+    rows += [_row("gated", s, 0.2, 1.0 + s, ood=True) for s in range(3)]
+    rows += [_row("penalty", 0, 0.05, 4.0), _row("gated", 0, 0.3, 5.0, delta=0.0, default=False)]
+    main = rep.table_main([r for r in rows if r["delta_default"]])
+    assert "| PPO-Lagrangian (SafeVLA-style) | 0.11 ± 0.01 | 3.00 ± 0.00 |" in main
+    assert "2.00 ± 0.82" in main and "Mean ± std over training seeds (Dubins-VL 3)" in main
+    assert "Critic use" in rep.table_pair(rows, ["penalty", "gated"], "Critic use")
+    ood = rep.table_ood([r for r in rows if r["delta_default"]])
+    assert "| +Color |" in ood and "| +Light | – |" in ood
+    delta = rep.table_delta(rows)
+    assert "δ=0 | δ=0.2" in delta
+    (d0, s0, c0), (d1, s1, c1) = rep.delta_rows(rows)
+    assert (d0, s0, c0) == (0.0, [0.3], [5.0]) and d1 == 0.2 and len(s1) == 3
+    assert rep.monotone([5.0, 2.0, 2.0, 1.0]) and not rep.monotone([1.0, 2.0])
+    summary = rep.summary(rows)
+    assert summary["dubins/penalty"] == {"sr": 0.05, "sr_std": 0.0, "csc": 4.0, "csc_std": 0.0, "seeds": 1.0}
