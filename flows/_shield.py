@@ -28,13 +28,18 @@ def seed_shards(base: int, n: int, size: int) -> list[list[int]]:
 
 
 def stage_main(flow_obj: Any, section: str, cls: type, doc: str | None,
-               wrap: Callable[[Any, Any], Any] = lambda f, cfg: f) -> Callable[[list[str] | None], None]:
-    """The ``main()`` of a stage module: ``--params`` only, the section loaded into ``cls``."""
+               wrap: Callable[[Any, Any], Any] = lambda f, cfg: f,
+               other_sections: dict[str, tuple[str, type]] | None = None) -> Callable[[list[str] | None], None]:
+    """The ``main()`` of a stage module: ``--params`` only, the section loaded into ``cls``; ``wrap(flow, cfg)``
+    may swap the flow (e.g. its task runner); ``other_sections`` maps a flow keyword to another section the stage
+    reads (``{"label_cfg": ("rubric_label", RubricLabelConfig)}``)."""
 
     def main(argv: list[str] | None = None) -> None:
         parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
         parser.add_argument("--params", default="params.yaml")
-        cfg = load_params(section, cls, parser.parse_args(argv).params)
-        run_stage(wrap(flow_obj, cfg), cfg)
+        params = parser.parse_args(argv).params
+        extra = {kw: load_params(sec, c, params) for kw, (sec, c) in (other_sections or {}).items()}
+        cfg = load_params(section, cls, params)
+        run_stage(wrap(flow_obj, cfg), cfg, **extra)
 
     return main

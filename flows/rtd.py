@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 from prefect import flow
 
-from embodied_safety.config import RTDConfig
+from embodied_safety.config import RTDConfig, RubricLabelConfig
 from embodied_safety.io import atomic_write_text, read_json, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from flows._shield import LABELS, ROLLOUTS, RTD, stage_main
-from tasks.shield import STORE
+from tasks.shield import STORE, scorer_for
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
 METRICS = Path("data/shield/rtd_metrics.json")
@@ -39,9 +39,9 @@ def proposer_for(cfg: RTDConfig) -> object:
 
 @flow(name="rtd", log_prints=True)
 def rtd(cfg: RTDConfig = RTDConfig(), rollouts: Path = ROLLOUTS, labels: Path = LABELS, out: Path = RTD,
-        metrics_path: Path = METRICS) -> dict[str, float]:
+        metrics_path: Path = METRICS, label_cfg: RubricLabelConfig = RubricLabelConfig()) -> dict[str, float]:
+    """``label_cfg``: the ``rubric_label`` section, so the pose set is re-scored by the scorer that labelled it."""
     from embodied_safety.shield.cost_metrics import render_table8
-    from embodied_safety.shield.pixel_scorer import PixelScorer
     from embodied_safety.shield.rollouts import RolloutSet
     from embodied_safety.shield.rtd import run_rtd, stratified_pose_set
     from embodied_safety.shield.rubrics import RubricSet
@@ -54,15 +54,15 @@ def rtd(cfg: RTDConfig = RTDConfig(), rollouts: Path = ROLLOUTS, labels: Path = 
         rset = RubricSet.from_dict(read_json(labels / env / "rubric.json"))
         h = np.asarray(data.margin, dtype=np.float64)
         idx = stratified_pose_set(h, cfg.pose_set, band=cfg.band, seed=cfg.seed)
-        result = run_rtd(PixelScorer(rset), proposer_for(cfg), np.asarray(data.frames)[idx],
+        result = run_rtd(scorer_for(rset, label_cfg), proposer_for(cfg), np.asarray(data.frames)[idx],
                          np.asarray(data.label)[idx], h[idx], rounds=cfg.rounds, top_k=cfg.top_k,
                          max_pairs=cfg.max_pairs, band=cfg.band)
         result.save(tmp / env / "rtd.json")
         write_json(tmp / env / "rubric.json", result.rubric_set.to_dict())
         before = result.diagnostic["tail_auroc"]
         after = result.rounds[-1].auroc_after if result.rounds and result.rounds[-1].accepted else before
-        cells[(f"{env}: pixel scorer", "base rubric")] = (before, bool(result.diagnostic["collapse"]))
-        cells[(f"{env}: pixel scorer", "post-RTD")] = (after, bool(result.rounds and result.rounds[-1].collapse))
+        cells[(f"{env}: {label_cfg.backend} scorer", "base rubric")] = (before, bool(result.diagnostic["collapse"]))
+        cells[(f"{env}: {label_cfg.backend} scorer", "post-RTD")] = (after, bool(result.rounds and result.rounds[-1].collapse))
         added = [a["name"] for r in result.rounds if r.accepted for a in r.added]
         metrics.update({f"rtd/{env}/tail_auroc_before": float(before), f"rtd/{env}/tail_auroc_after": float(after),
                         f"rtd/{env}/rubrics_added": float(len(added)), f"rtd/{env}/poses": float(len(idx))})
@@ -78,7 +78,7 @@ def rtd(cfg: RTDConfig = RTDConfig(), rollouts: Path = ROLLOUTS, labels: Path = 
     return metrics
 
 
-main = stage_main(rtd, "rtd", RTDConfig, __doc__)
+main = stage_main(rtd, "rtd", RTDConfig, __doc__, other_sections={"label_cfg": ("rubric_label", RubricLabelConfig)})
 
 if __name__ == "__main__":
     main()

@@ -31,12 +31,12 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from embodied_safety.config import ShieldPPOConfig, load_params
+from embodied_safety.config import RubricLabelConfig, ShieldPPOConfig, load_params
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from flows._link import run_stage
 from flows._shield import BC, CALIBRATION, ROLLOUTS
-from tasks.shield import STORE, _file_hash
+from tasks.shield import STORE, _file_hash, scorer_for, scorer_key
 from tasks.store import content_key, source_hash
 from tasks.tracking import (
     alias_version,
@@ -99,24 +99,36 @@ def _code() -> str:
 
 
 @task(name="warm-critic", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
-def warm_critic(env: str, margin: str, critic_cfg: Any, warmup: dict[str, int]) -> Path:
+def margin_for(env: str, kind: str, label_cfg: RubricLabelConfig) -> Any:
+    """The margin source of a run; the rubric one scores frames with the scorer ``rubric_label`` used (the one
+    the Platt scalars of ``calibrate`` were fitted on)."""
+    from embodied_safety.shield.margins import margin_source
+    from embodied_safety.shield.rubrics import RUBRIC_SETS
+
+    if kind != "rubric":
+        return margin_source(kind)  # type: ignore[arg-type]
+    rset = RUBRIC_SETS[label_cfg.rubric_sets[env]]
+    return margin_source("rubric", env, str(CALIBRATION / env), scorer=scorer_for(rset, label_cfg), rubric_set=rset)
+
+
+def warm_critic(env: str, margin: str, critic_cfg: Any, warmup: dict[str, int], label_cfg: RubricLabelConfig) -> Path:
     """The BC warm-up of one critic per (env, margin source), stored by content key."""
     import numpy as np
     import torch
 
     from embodied_safety.shield.critic import CriticTrainer, SafetyCritic, replay_from_rollouts, warm_start
-    from embodied_safety.shield.margins import margin_source
     from embodied_safety.shield.policy import load_policy
     from embodied_safety.shield.rollouts import RolloutSet
 
-    key = content_key({"env": env, "margin": margin, "critic": dataclasses.asdict(critic_cfg), "warmup": warmup,
+    key = content_key({"env": env, "margin": margin, "scorer": scorer_key(env, label_cfg),
+                       "critic": dataclasses.asdict(critic_cfg), "warmup": warmup,
                        "inputs": [_file_hash(p) for p in _inputs(env)], "code": _code()})
     path = STORE / "critic_warm" / key
     if (path / "critic.json").is_file():
         return path
     torch.manual_seed(0)
     policy = load_policy(BC / env)
-    src = margin_source(margin, env, str(CALIBRATION / env))  # type: ignore[arg-type]
+    src = margin_for(env, margin, label_cfg)
     rs = RolloutSet.load(ROLLOUTS / env / "rollouts.npz")
     frames, gt_m, gt_c = np.asarray(rs.frames), np.asarray(rs.margin), np.asarray(rs.cost)
     ell = np.concatenate([src(frames[i:i + 2048], gt_m[i:i + 2048], gt_c[i:i + 2048])
@@ -164,32 +176,32 @@ def _conditions(cfg: ShieldPPOConfig, run: str, delta: float | None) -> list[str
     return ["in", *cfg.ood] if run in cfg.ood_runs and delta is None else ["in"]
 
 
-def run_path(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float | None, warm: Path | None) -> Path:
+def run_path(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float | None, warm: Path | None,
+             label_cfg: RubricLabelConfig) -> Path:
     """Where a run is stored: the hash of its config, evaluation, warm critic, inputs and training code."""
     blob = {"env": env, "run": run, "ppo": dataclasses.asdict(ppo_config(cfg, env, run, seed, delta)),
             "eval": [cfg.eval_episodes[env], _conditions(cfg, run, delta)], "warm": warm.name if warm else None,
-            "inputs": [_file_hash(p) for p in _inputs(env)], "code": _code()}
+            "scorer": scorer_key(env, label_cfg), "inputs": [_file_hash(p) for p in _inputs(env)], "code": _code()}
     return STORE / "ppo" / content_key(blob)
 
 
 @task(name="shield-ppo-run", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0, log_prints=True)
 def train_run(env: str, run: str, seed: int, delta: float | None, cfg: ShieldPPOConfig,
-              warm: Path | None) -> dict[str, Any]:
+              warm: Path | None, label_cfg: RubricLabelConfig) -> dict[str, Any]:
     """Train one (run, seed[, δ]) from the BC policy, evaluate it, store it; MLflow-tracked when trained."""
 
     from embodied_safety.shield.critic import load_critic
-    from embodied_safety.shield.margins import margin_source
     from embodied_safety.shield.policy import load_policy
     from embodied_safety.shield.ppo import train
 
     pcfg = ppo_config(cfg, env, run, seed, delta)
     conditions = _conditions(cfg, run, delta)
-    path = run_path(cfg, env, run, seed, delta, warm)
+    path = run_path(cfg, env, run, seed, delta, warm, label_cfg)
     if (path / "result.json").is_file():
         return json.loads((path / "result.json").read_text())
     policy = load_policy(BC / env)
     critic = load_critic(warm, policy.config) if warm is not None else None
-    src = margin_source(pcfg.margin, env, str(CALIBRATION / env))
+    src = margin_for(env, pcfg.margin, label_cfg)
     tag = f"{run}" + (f"-delta{delta:g}" if delta is not None else "") + f"-seed{seed}"
     track = tracking_config(cfg.tracking)
     with mlflow_run(track, f"shield_ppo/{env}/{tag}", {"env": env, "run": run, **dataclasses.asdict(pcfg)}):
@@ -320,14 +332,15 @@ def grad_agreement(critic: Any, policy: Any, n: int = 2048, seed: int = 5) -> di
 
 @flow(name="shield_ppo", log_prints=True)
 def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", out_root: Path = OUT,
-               models_root: Path = MODELS) -> dict[str, float]:
+               models_root: Path = MODELS, label_cfg: RubricLabelConfig = RubricLabelConfig()) -> dict[str, float]:
+    """``label_cfg``: the ``rubric_label`` section (which scorer the rubric margin uses)."""
     from embodied_safety.shield import ppo_report as rep
 
     runs = list(cfg.runs.get(env, ["ppo", "ppo_lag", "gated"]))
     seeds = list(cfg.seeds.get(env, [0]))
     warm: dict[str, Path] = {}
     for margin in sorted({RUNS[r][1] for r in runs if RUNS[r][0] in ("gated", "penalty")}):
-        warm[margin] = warm_critic(env, margin, ppo_config(cfg, env, "gated", 0).critic, dict(cfg.warmup))
+        warm[margin] = warm_critic(env, margin, ppo_config(cfg, env, "gated", 0).critic, dict(cfg.warmup), label_cfg)
     default_delta = ppo_config(cfg, env, "gated", 0).delta
     jobs: list[tuple[str, int, float | None]] = [(r, s, None) for s in seeds for r in runs]
     jobs += [("gated", s, float(d)) for d in cfg.delta_sweep.get(env, []) if float(d) != default_delta for s in seeds]
@@ -335,8 +348,8 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
     for run, seed, delta in jobs:
         method, margin, _ = RUNS[run]
         w = warm.get(margin) if method in ("gated", "penalty") else None
-        r = train_run(env, run, seed, delta, cfg, w)
-        r["_path"] = str(run_path(cfg, env, run, seed, delta, w))
+        r = train_run(env, run, seed, delta, cfg, w, label_cfg)
+        r["_path"] = str(run_path(cfg, env, run, seed, delta, w, label_cfg))
         r["delta_default"] = delta is None
         rows.append(r)
     out = scratch_dir(out_root / env)
@@ -423,7 +436,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.env not in cfg.envs:
         parser.error(f"--env must be one of {list(cfg.envs)}")
-    run_stage(shield_ppo, cfg, env=args.env)
+    run_stage(shield_ppo, cfg, env=args.env, label_cfg=load_params("rubric_label", RubricLabelConfig, args.params))
 
 
 if __name__ == "__main__":

@@ -65,12 +65,17 @@ def rollout_shard(env: str, policy_dir: Path, seeds: list[int], deterministic: b
     return path
 
 
-def scorer_for(env: str, rubric_set: str, cfg: RubricLabelConfig, cache_dir: Path) -> Any:
-    """The pixel scorer (default) or the VLM scorer over an OpenAI-compatible endpoint, for one rubric set."""
-    from embodied_safety.shield.pixel_scorer import PixelScorer
-    from embodied_safety.shield.rubrics import RUBRIC_SETS
+def scorer_key(env: str, cfg: RubricLabelConfig) -> dict[str, Any]:
+    """What decides an env's rubric scores, for content keys."""
+    return {"backend": cfg.backend, "rubric": cfg.rubric_sets[env], "vlm": cfg.vlm if cfg.backend == "vlm" else None}
 
-    rset = RUBRIC_SETS[rubric_set]
+
+def scorer_for(rset: Any, cfg: RubricLabelConfig, cache_dir: Path = STORE) -> Any:
+    """The pixel scorer (default) or the VLM scorer over an OpenAI-compatible endpoint, for one rubric set: the
+    scorer ``rubric_label`` labels with, so every later stage that re-scores frames (RTD, the rubric margin of
+    ``shield_ppo``) scores them the way the Platt scalars were fitted."""
+    from embodied_safety.shield.pixel_scorer import PixelScorer
+
     if cfg.backend == "pixel":
         return PixelScorer(rset)
     from embodied_safety.shield.vlm_scorer import VisionChat, VLMScorer
@@ -84,14 +89,13 @@ def scorer_for(env: str, rubric_set: str, cfg: RubricLabelConfig, cache_dir: Pat
 def label_shard(env: str, rollouts: Path, start: int, stop: int, cfg: RubricLabelConfig) -> Path:
     """Rubric scores V [n, K] (NaN rows: frames the VLM never answered validly) of frames ``start:stop``."""
     from embodied_safety.shield.demos import save_npz
+    from embodied_safety.shield.rubrics import RUBRIC_SETS
 
-    rubric_set = cfg.rubric_sets[env]
-    path = shard_path("labels", {"env": env, "range": [start, stop], "backend": cfg.backend, "rubric": rubric_set,
-                                 "vlm": cfg.vlm if cfg.backend == "vlm" else None}, (str(rollouts),))
+    path = shard_path("labels", {"env": env, "range": [start, stop], **scorer_key(env, cfg)}, (str(rollouts),))
     if not path.is_file():
         from embodied_safety.shield.rollouts import RolloutSet
 
         frames = np.asarray(RolloutSet.load(rollouts).frames[start:stop])
-        scores = scorer_for(env, rubric_set, cfg, STORE).score(frames)
+        scores = scorer_for(RUBRIC_SETS[cfg.rubric_sets[env]], cfg).score(frames)
         save_npz(path, {"scores": np.asarray(scores, dtype=np.float32)}, compress=False)
     return path
