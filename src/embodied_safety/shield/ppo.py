@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -379,16 +379,15 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
                     clipfracs.append(float(((ratio - 1.0).abs() > cfg.clip).float().mean()))
                 a_mb = b_adv[idx]
                 pg = torch.max(-a_mb * ratio, -a_mb * torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip))
-                if cfg.safety_update != "dpg" or critic is None or crit_f is None:
-                    q = None
+                q, pg_safe = None, None
+                if cfg.method == "gated" and cfg.safety_update != "dpg":
                     if cfg.safety_update == "mixed":  # infeasible: SafeVLA's mixed advantage with λ = β
                         s_mb, weight = (b_adv[idx] - dual * b_cadv[idx]) / (1.0 + dual), 1.0
                     else:  # infeasible: the cost advantage alone, weighted by β
                         s_mb, weight = -b_cadv[idx], dual
                     pg_safe = weight * torch.max(-s_mb * ratio, -s_mb * torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip))
-                else:
+                elif cfg.safety_update == "dpg" and critic is not None and crit_f is not None:
                     q = critic.q_features(crit_f[idx], mean)
-                    pg_safe = None
                 loss_pi, safety = policy_loss(cfg.method, pg, q, gate[idx], dual, pg_safe)
                 if safety is not None:
                     safety_losses.append(safety)
@@ -430,6 +429,3 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
         policy.encoder.requires_grad_(True)
     return TrainResult(policy, critic, history, cfg)
 
-
-def config_dict(cfg: PPOConfig) -> dict[str, Any]:
-    return asdict(cfg)
