@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,15 @@ from .world import HouseholdWorld
 DOMAIN = "omnigibson"
 _CONNECTIVES = {"and", "or"}
 _QUANT1 = {"forall", "exists"}
+#: ``warn(field, reason)``: a loader's sink for defects that IS-Bench tolerates
+Warn = Callable[[str, str], None]
+_SEVERAL_GOALS = "(:goal ...) holds {n} expressions; the first is used (as IS-Bench, via bddl)"
+
+
+def _goal_size(tokens: Any) -> int:
+    """Expressions in the ``(:goal ...)`` group among ``tokens`` (0 when there is none)."""
+    groups = tokens if isinstance(tokens, list) else []
+    return next((len(g) - 1 for g in groups if isinstance(g, list) and g and g[0] == ":goal"), 0)
 
 
 class WorldRef:
@@ -104,13 +113,18 @@ class ParsedProblem:
         return {inst: cat for cat, insts in self.objects.items() for inst in insts}
 
 
-def parse_problem_text(text: str, path: str, field: str = "bddl") -> ParsedProblem:
-    """Parse a whole ``(define (problem ...))`` text and validate it against the world's predicates."""
+def parse_problem_text(text: str, path: str, field: str = "bddl", warn: Warn | None = None) -> ParsedProblem:
+    """Parse a whole ``(define (problem ...))`` text and validate it against the world's predicates.
+
+    Like IS-Bench (bddl), a ``(:goal ...)`` with several expressions uses the first; ``warn`` hears of it.
+    """
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             name, objects, init, goal = parse_problem("problem", 0, DOMAIN, predefined_problem=text)
     except Exception as exc:  # bddl raises bare Exception / AssertionError / IndexError
         raise TaskFormatError(path, field, f"cannot parse BDDL: {exc}") from exc
+    if warn is not None and (n := _goal_size(scan_tokens(string=text))) > 1:
+        warn(f"{field}:goal", _SEVERAL_GOALS.format(n=n))
     objects = {cat: list(insts) for cat, insts in objects.items()}
     problem = ParsedProblem(name, objects, init, goal)
     known = problem.instances
@@ -121,8 +135,13 @@ def parse_problem_text(text: str, path: str, field: str = "bddl") -> ParsedProbl
     return problem
 
 
-def parse_condition_text(text: str, known: Mapping[str, str], path: str, field: str) -> list[list[Any]]:
-    """Parse ``(:goal (not (toggled_on ?stove.n.01_1)))`` (or a bare expression) into goal conjuncts."""
+def parse_condition_text(text: str, known: Mapping[str, str], path: str, field: str,
+                         warn: Warn | None = None) -> list[list[Any]]:
+    """Parse ``(:goal (not (toggled_on ?stove.n.01_1)))`` (or a bare expression) into goal conjuncts.
+
+    ``(:goal (a) (b))``: with ``warn``, the first expression is used (as IS-Bench) and ``warn`` is
+    told; without it, an error.
+    """
     if not isinstance(text, str) or not text.strip():
         raise TaskFormatError(path, field, "expected a non-empty BDDL string")
     try:
@@ -130,8 +149,10 @@ def parse_condition_text(text: str, known: Mapping[str, str], path: str, field: 
     except Exception as exc:
         raise TaskFormatError(path, field, f"cannot parse BDDL: {exc}") from exc
     if isinstance(tokens, list) and tokens and tokens[0] == ":goal":
-        if len(tokens) != 2:
+        if len(tokens) < 2 or (len(tokens) > 2 and warn is None):
             raise TaskFormatError(path, field, "(:goal ...) must hold exactly one expression")
+        if len(tokens) > 2 and warn is not None:
+            warn(field, _SEVERAL_GOALS.format(n=len(tokens) - 1))
         tokens = tokens[1]
     if not isinstance(tokens, list) or not tokens:
         raise TaskFormatError(path, field, f"expected a parenthesised expression, got {text!r}")
