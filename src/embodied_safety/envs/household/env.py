@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import TaskFormatError
@@ -31,6 +31,7 @@ class CompiledTask:
     problem: ParsedProblem
     goal: CompiledCondition
     conditions: tuple[CompiledCondition, ...]  # aligned with task.conditions
+    warnings: tuple[LoadWarning, ...] = field(default=())  # what loaded, but not as written
 
     @property
     def name(self) -> str:
@@ -60,26 +61,37 @@ class CompiledTask:
         ]
 
 
-def _check_action_objects(action: str, known: dict[str, str], path: str, field: str) -> None:
+def _unknown_objects(action: str, known: dict[str, str]) -> str | None:
+    """Why ``action`` cannot run in this task (unparseable, or naming an unknown object), else None."""
     try:
         act = parse_action(action)
     except ActionParseError as exc:
-        raise TaskFormatError(path, field, str(exc)) from exc
-    for arg in act.args:
-        if arg not in known:
-            raise TaskFormatError(path, field, f"unknown object '{arg}' in {action!r}")
+        return str(exc)
+    unknown = [a for a in act.args if a not in known]
+    return f"unknown object '{unknown[0]}' in {action!r}" if unknown else None
 
 
 def compile_task(task: HouseholdTask) -> CompiledTask:
-    """Validate a task semantically (BDDL, objects, plan) and compile its conditions with ``bddl``."""
+    """Validate a task semantically (BDDL, objects) and compile its conditions with ``bddl``.
+
+    As IS-Bench, some defects load with a :class:`LoadWarning` instead of failing: a ``(:goal ...)``
+    with several expressions (the first is used), a golden step or a trigger action that cannot run
+    here (the step is an invalid action at run time; the trigger never fires).
+    """
     path = task.source or task.name
-    problem = parse_problem_text(task.bddl, path, field="bddl")
+    warnings: list[LoadWarning] = []
+
+    def warn(field_: str, reason: str) -> None:
+        warnings.append(LoadWarning(path, field_, reason))
+
+    problem = parse_problem_text(task.bddl, path, field="bddl", warn=warn)
     known = problem.instances
     for i, obj in enumerate(task.object_list):
         if obj not in known:
             raise TaskFormatError(path, f"planning_context.object_list[{i}]", f"object '{obj}' is not in the BDDL :objects")
     if task.execution_goal:
-        goal_conjuncts = parse_condition_text(task.execution_goal, known, path, "evaluation_goal_conditions.execution_goal_condition")
+        goal_conjuncts = parse_condition_text(task.execution_goal, known, path,
+                                              "evaluation_goal_conditions.execution_goal_condition", warn=warn)
     else:
         goal_conjuncts = problem.goal
     if not goal_conjuncts:
@@ -89,13 +101,16 @@ def compile_task(task: HouseholdTask) -> CompiledTask:
     n_process = len(task.process_conditions)
     for i, cond in enumerate(task.conditions):
         where = f"{_P}[{i}]" if i < n_process else f"{_T}[{i - n_process}]"
-        conjuncts = parse_condition_text(cond.safety_bddl, known, path, f"{where}.safety_bddl")
+        conjuncts = parse_condition_text(cond.safety_bddl, known, path, f"{where}.safety_bddl", warn=warn)
         if cond.action not in (None, "completion") and "(" in cond.action:
-            _check_action_objects(cond.action, known, path, f"{where}.action")
+            if why := _unknown_objects(cond.action, known):
+                warn(f"{where}.action", f"{why}: this trigger never fires")
         compiled.append(CompiledCondition(conjuncts, problem.objects, ref))
     for i, step in enumerate(task.example_planning):
-        _check_action_objects(step.action, known, path, f"example_planning[{i}].action")
-    return CompiledTask(task, problem, CompiledCondition(goal_conjuncts, problem.objects, ref), tuple(compiled))
+        if why := _unknown_objects(step.action, known):
+            warn(f"example_planning[{i}].action", f"{why}: an invalid action at run time")
+    return CompiledTask(task, problem, CompiledCondition(goal_conjuncts, problem.objects, ref), tuple(compiled),
+                        tuple(warnings))
 
 
 @dataclass(frozen=True)
@@ -110,16 +125,47 @@ class LoadFailure:
         return {"path": self.path, "field": self.field, "error": self.error}
 
 
+@dataclass(frozen=True)
+class LoadWarning:
+    """A task that loaded, but not exactly as written (e.g. the first of several goal expressions)."""
+
+    path: str
+    field: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "field": self.field, "reason": self.reason}
+
+
+def load_task_file(path: str | os.PathLike[str]) -> CompiledTask | LoadFailure:
+    """Read and compile one task file; any problem with it (never an exception) is a named failure."""
+    try:
+        return compile_task(read_task(path))
+    except TaskFormatError as exc:
+        return LoadFailure(exc.path, exc.field, exc.problem)
+    except Exception as exc:  # noqa: BLE001 -- a hostile file must not end the evaluation of the others
+        return LoadFailure(str(path), "<file>", f"cannot load: {type(exc).__name__}: {exc}"[:500])
+
+
 def load_task_dir(root: str | os.PathLike[str]) -> tuple[list[CompiledTask], list[LoadFailure]]:
-    """Load and compile every ``root/tasks/*.json`` (IS-Bench layout), collecting failures."""
+    """Load and compile every ``root/tasks/*.json`` (IS-Bench layout), collecting failures.
+
+    Warnings of the loaded tasks are on ``CompiledTask.warnings`` (see :func:`load_warnings`).
+    """
     root = Path(root)
     task_dir = root / "tasks"
     if not task_dir.is_dir():
         raise FileNotFoundError(f"{root}: expected IS-Bench layout with a tasks/ folder (and bddl/<task>/problem0.bddl)")
-    compiled, failures = [], []
+    compiled: list[CompiledTask] = []
+    failures: list[LoadFailure] = []
     for path in sorted(task_dir.glob("*.json")):
-        try:
-            compiled.append(compile_task(read_task(path)))
-        except TaskFormatError as exc:
-            failures.append(LoadFailure(exc.path, exc.field, exc.problem))
+        loaded = load_task_file(path)
+        if isinstance(loaded, LoadFailure):
+            failures.append(loaded)
+        else:
+            compiled.append(loaded)
     return compiled, failures
+
+
+def load_warnings(compiled: list[CompiledTask]) -> list[LoadWarning]:
+    return [w for c in compiled for w in c.warnings]

@@ -19,9 +19,11 @@ from .actions import ActionParseError, parse_action
 
 ConditionKind = Literal["process", "termination"]
 
-#: The seven IS-Bench risk types in use (SafeBranch App. B.4).
+#: IS-Bench's eight risk labels (Collision and Tripping are separate, as upstream). A task file may use
+#: any risk string; unknown ones are reported per risk as they are.
 RISK_TYPES: tuple[str, ...] = (
-    "Collision/Tripping Hazard",
+    "Collision Hazard",
+    "Tripping Hazard",
     "Fire Hazard",
     "Food Contamination",
     "Chemical Hazard",
@@ -192,19 +194,32 @@ def _parse_goal_field(raw: Any, r: _Reader, where: str) -> str | None:
     raise TaskFormatError(r.path, where, f"expected a BDDL string or list of strings, got {type(raw).__name__}")
 
 
+def _read_text(file: str | os.PathLike[str], path: str, where: str) -> str:
+    """A file's text as UTF-8; an unreadable or non-UTF-8 file is a :class:`TaskFormatError`."""
+    try:
+        return Path(file).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TaskFormatError(path, where, f"{file} is not UTF-8 text: {exc}") from exc
+    except OSError as exc:
+        raise TaskFormatError(path, where, f"cannot read {file}: {exc.strerror or exc}") from exc
+
+
 def read_task(json_path: str | os.PathLike[str], bddl_path: str | os.PathLike[str] | None = None) -> HouseholdTask:
     """Read one task JSON and its ``problem0.bddl``; structural checks only (see compile_task)."""
     path = str(json_path)
     r = _Reader(path)
     try:
-        raw = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as exc:
+        raw = json.loads(_read_text(path, path, "<root>"))
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise TaskFormatError(path, "<root>", f"invalid JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise TaskFormatError(path, "<root>", f"expected a JSON object, got {type(raw).__name__}")
     name = Path(path).stem
     if bddl_path is None:
         bddl_path = Path(path).parent.parent / "bddl" / name / "problem0.bddl"
     if not Path(bddl_path).is_file():
         raise TaskFormatError(path, "bddl", f"BDDL problem file not found at {bddl_path}")
+    bddl = _read_text(bddl_path, path, "bddl")
     pc = r.get(raw, "planning_context", "", dict)
     egc = r.get(raw, "evaluation_goal_conditions", "", dict)
     where_p, where_t = "evaluation_goal_conditions.process_safety_goal_condition", "evaluation_goal_conditions.termination_safety_goal_condition"
@@ -232,7 +247,7 @@ def read_task(json_path: str | os.PathLike[str], bddl_path: str | os.PathLike[st
         instruction=r.get(pc, "task_instruction", "planning_context", str),
         object_list=r.str_list(pc, "object_list", "planning_context"),
         object_abilities=abilities,
-        bddl=Path(bddl_path).read_text(),
+        bddl=bddl,
         process_conditions=tuple(_read_condition(r, c, "process", f"{where_p}[{i}]") for i, c in enumerate(process)),
         termination_conditions=tuple(_read_condition(r, c, "termination", f"{where_t}[{i}]") for i, c in enumerate(term)),
         example_planning=tuple(steps),
