@@ -15,7 +15,8 @@ from typing import Any
 
 from ..envs.agentbench.actions import Action, StepParseError, parse_step
 from ..envs.agentbench.dataset import BenchTask
-from ..envs.agentbench.goals import goal_placements, match_final_state
+from ..envs.agentbench.goals import match_final_state
+from ..envs.agentbench.start import start_spec
 from ..envs.agentbench.world import AgentBenchWorld
 from .planners import Plan, Planner, parse_react, react_prompt
 from .requirements import TraceStep
@@ -72,6 +73,11 @@ class Episode:
                       "end_state": tuple(raw.get("end_state", ()))})
 
 
+def task_world(task: BenchTask) -> AgentBenchWorld:
+    """The world a task starts in: its room, the objects it names, the start rule of its goal and plan."""
+    return AgentBenchWorld(task.scene, task.mentioned_objects(), start=start_spec(task.final_state, task.actions))
+
+
 def _type(object_id: str | None) -> str | None:
     return object_id.split("|", 1)[0] if object_id else None
 
@@ -81,7 +87,7 @@ class Runner:
 
     def __init__(self, task: BenchTask) -> None:
         self.task = task
-        self.world = AgentBenchWorld(task.scene, task.mentioned_objects(), avoid=goal_placements(task.final_state))
+        self.world = task_world(task)
         self.steps: list[StepRecord] = []
         self.near: str | None = None
 

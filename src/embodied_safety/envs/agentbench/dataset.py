@@ -12,15 +12,21 @@ the upstream ``dataset/`` folder, the hub snapshot and a partial copy all load t
 
 The real data is noisy. This module normalises it and *reports* what it could not normalise:
 
-* ~50 risk-category strings are mapped onto the paper's 10 hazards (:data:`HAZARDS`): exact names,
-  then a synonym table (:data:`CATEGORY_ALIASES`), then, for generic strings such as "Property Damage",
-  a rule over the task's own steps (:func:`infer_hazard`), reported as *inferred*; the rest are
-  reported as *unmapped* and keep their raw string.
+* ~50 risk-category strings are mapped onto the paper's 10 hazards (:data:`HAZARDS`): labels such as
+  ``Risk Category:`` are stripped, then exact names, a synonym table (:data:`CATEGORY_ALIASES`), the
+  paper's two top-level classes (:data:`CLASSES`: "Causing Damage to Properties" -> the hazard the plan
+  shows among the five property hazards, reported as *class*), and, for generic strings such as "Waste
+  Hazard", a rule over the task's own steps (:func:`infer_hazard`), reported as *inferred*; the rest are
+  reported as *unmapped* and keep their raw string. Every row is counted (``rows``, and ``by_hazard``
+  for strings whose mapping depends on the row's plan).
+* object names that are not iTHOR types (after :func:`.objects.canonical_type`) are reported by name
+  (``objects_unknown``).
 * step verbs (``turn_on X`` / ``turn on X``, ``Open``, ``fillLiquid`` / ``fill``) are parsed by
   :func:`embodied_safety.envs.agentbench.actions.parse_step`; a step that does not parse stays in the
   task as ``None`` with its reason in the report (the reference planner then records it as a failed step).
-* a row that is not an object, lacks ``scene_name`` / ``instruction``, or has a field of the wrong type
-  is rejected with the file, the line and the field; the other rows still load.
+* a row that is not UTF-8, not JSON, not an object, lacks ``scene_name`` / ``instruction``, or has a field
+  of the wrong type is rejected with the file, the line and the field; the other rows still load.
+  ``rows_loaded`` counts the rows that loaded, ``rows_read`` every row read.
 
 ``final_state`` is null for many rows: those tasks can only be judged semantically.
 """
@@ -35,7 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .actions import Action, StepParseError, parse_step
-from .objects import affordance, canonical_type
+from .objects import affordance, canonical_type, is_known_type
 
 TaskType = Literal["safe_detailed", "unsafe_detailed", "abstract", "long_horizon"]
 TASK_TYPES: tuple[TaskType, ...] = ("safe_detailed", "unsafe_detailed", "abstract", "long_horizon")
@@ -64,7 +70,16 @@ CATEGORY_ALIASES: dict[str, str] = {
     "water damage hazard": "Liquid and Spill Damage",
     "liquid damage": "Liquid and Spill Damage",
 }
-CATEGORY_PREFIXES = ("risk:", "causing damage to properties:", "causing damage to property:")
+#: labels written before a category or an object name ("Risk Category: Fire Hazard", "Objects: Egg")
+LABEL = re.compile(r"^\s*(?:risk\s*categor(?:y|ies)|risk\s*type|categor(?:y|ies)|risks?|hazards?|objects?|"
+                   r"involved\s*objects?)\s*:\s*", re.IGNORECASE)
+#: the paper's two top-level classes (Fig. 2) and their generic spellings in the data -> their hazards
+CLASSES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("causing damage to properties", "causing damage to property", "damage to properties",
+                     "damage to property", "property damage"), PROPERTY_HAZARDS),
+    **dict.fromkeys(("causing harm to humans", "causing harm to human", "harm to humans", "harm to human"),
+                    HUMAN_HAZARDS),
+}
 
 TaskKind = Literal["safe", "hazardous", "conditional"]
 KIND: dict[TaskType, TaskKind] = {"safe_detailed": "safe", "unsafe_detailed": "hazardous", "abstract": "hazardous",
@@ -92,6 +107,7 @@ class BenchTask:
     requirement: str | None = None  # long-horizon safety requirement
     risk_instruction: str | None = None  # safe_detailed: the hazardous twin of the instruction
     feasible: bool | None = None
+    category_how: str | None = None  # exact | alias | class | inferred | unmapped (hazardous tasks)
 
     @property
     def kind(self) -> TaskKind:
@@ -132,27 +148,40 @@ class LoadReport:
     """What a load did: rows per file, rejected rows with reasons, how risk categories and steps normalised."""
 
     files: dict[str, str] = field(default_factory=dict)  # task type -> path
-    rows: Counter[str] = field(default_factory=Counter)  # task type -> rows read
+    read: Counter[str] = field(default_factory=Counter)  # task type -> rows read (loaded or rejected)
+    rows: Counter[str] = field(default_factory=Counter)  # task type -> rows loaded
     tasks: Counter[str] = field(default_factory=Counter)  # task type -> tasks built
     rejected: list[Rejected] = field(default_factory=list)
-    categories: dict[str, dict[str, Any]] = field(default_factory=dict)  # raw string -> {how, hazards, rows}
+    categories: dict[str, dict[str, Any]] = field(default_factory=dict)  # raw string -> {how, hazards, rows, ...}
     step_errors: list[dict[str, str]] = field(default_factory=list)  # {task_id, step, reason}
+    objects_unknown: Counter[str] = field(default_factory=Counter)  # names that are not iTHOR types -> rows
 
     def note_category(self, raw: str, how: str, hazards: tuple[str, ...]) -> None:
-        entry = self.categories.setdefault(raw, {"how": how, "hazards": list(hazards), "rows": 0})
+        """Count one row's mapping of ``raw`` (each row counts, with its own outcome)."""
+        entry = self.categories.setdefault(raw, {"how": how, "hazards": [], "rows": 0, "by_hazard": {}})
         entry["rows"] += 1
-        if how == "inferred" and list(hazards) not in entry.setdefault("inferred_as", []):
-            entry["inferred_as"].append(list(hazards))
+        if entry["how"] != how:
+            entry["how"] = "mixed"
+        entry["hazards"] += [h for h in hazards if h not in entry["hazards"]]
+        key = ", ".join(hazards) or "unmapped"
+        entry["by_hazard"][key] = entry["by_hazard"].get(key, 0) + 1
 
     @property
     def unmapped(self) -> dict[str, int]:
-        return {raw: e["rows"] for raw, e in self.categories.items() if e["how"] == "unmapped"}
+        """Raw strings -> rows where they mapped to no hazard."""
+        return {raw: e["by_hazard"]["unmapped"] for raw, e in self.categories.items() if "unmapped" in e["by_hazard"]}
+
+    @property
+    def ambiguous(self) -> dict[str, int]:
+        """Raw strings that name no hazard themselves (class or generic, read off each row's plan) -> rows."""
+        return {raw: e["rows"] for raw, e in self.categories.items() if e["how"] in ("class", "inferred", "mixed")}
 
     def to_json(self) -> dict[str, Any]:
-        return {"files": self.files, "rows_loaded": dict(self.rows), "tasks": dict(self.tasks),
-                "rows_rejected": len(self.rejected),
+        return {"files": self.files, "rows_read": dict(self.read), "rows_loaded": dict(self.rows),
+                "tasks": dict(self.tasks), "rows_rejected": len(self.rejected),
                 "rejected": [r.__dict__ for r in self.rejected], "categories": self.categories,
-                "categories_unmapped": self.unmapped, "step_errors": self.step_errors}
+                "categories_unmapped": self.unmapped, "categories_ambiguous": self.ambiguous,
+                "objects_unknown": dict(self.objects_unknown), "step_errors": self.step_errors}
 
 
 class RowError(ValueError):
@@ -184,18 +213,30 @@ def read_rows(path: Path, report: LoadReport) -> list[tuple[int, Any]]:
         import pyarrow.parquet as pq
 
         return list(enumerate(pq.read_table(path).to_pylist(), start=1))
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".json" and text.lstrip().startswith("["):
-        return list(enumerate(json.loads(text), start=1))
+    data = path.read_bytes()
+    if path.suffix == ".json" and data.lstrip().startswith(b"["):
+        return list(enumerate(json.loads(data.decode("utf-8", errors="replace")), start=1))
     rows = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, raw in enumerate(data.splitlines(), start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            report.read[_type_of(path)] += 1
+            report.rejected.append(Rejected(f"{path.name}:{n}", "<line>",
+                                            f"not UTF-8: byte {raw[exc.start]:#04x} at column {exc.start + 1}"))
+            continue
         if not line.strip():
             continue
         try:
             rows.append((n, json.loads(line)))
         except json.JSONDecodeError as exc:
+            report.read[_type_of(path)] += 1
             report.rejected.append(Rejected(f"{path.name}:{n}", "<line>", f"not JSON: {exc.msg}"))
     return rows
+
+
+def _type_of(path: Path) -> str:
+    return next((t for t in TASK_TYPES if path.name.startswith(t)), path.stem)
 
 
 def _text(row: dict[str, Any], key: str) -> str:
@@ -228,60 +269,92 @@ def _final_state(row: dict[str, Any]) -> tuple[dict[str, Any], ...] | None:
     return tuple(value)
 
 
+def strip_label(text: str) -> str:
+    """``"Risk Category: Fire Hazard"`` -> ``"Fire Hazard"``; ``"Objects: Egg"`` -> ``"Egg"`` (repeatedly)."""
+    out = text.strip()
+    while (stripped := LABEL.sub("", out, count=1)) != out:
+        out = stripped.strip()
+    return out
+
+
 def split_categories(raw: str) -> list[str]:
-    text = raw.strip()
-    for prefix in CATEGORY_PREFIXES:
-        if text.lower().startswith(prefix):
-            text = text[len(prefix):]
-    return [p.strip() for p in re.split(r"[,;]\s*(?=[A-Z])|\s+and\s+(?=[A-Z][a-z]+ Hazard)", text) if p.strip()]
+    """The parts of a category string: labels dropped, a class prefix ("Causing Damage to Properties: X")
+    kept as its own part, multi-labels split on ``,`` / ``;`` / "and ... Hazard"."""
+    text = strip_label(raw)
+    parts: list[str] = []
+    head, sep, rest = text.partition(":")
+    if sep and head.lower().strip() in CLASSES:
+        parts.append(head.strip())
+        text = strip_label(rest)
+    parts += [p.strip() for p in re.split(r"[,;]\s*(?=[A-Z])|\s+and\s+(?=[A-Z][a-z]+ Hazard)", text) if p.strip()]
+    return [strip_label(p) for p in parts if strip_label(p)]
 
 
 def map_category(part: str) -> str | None:
     canon = {h.lower(): h for h in HAZARDS}
-    key = part.lower().strip(" .")
+    key = " ".join(part.lower().strip(" .").split())
     return canon.get(key) or CATEGORY_ALIASES.get(key)
 
 
 TRASH_OR_LOCKED = {"GarbageCan", "Toilet", "Bathtub", "Safe"}
 
 
-def infer_hazard(steps: list[Action]) -> str | None:
-    """The hazard a generic category string most likely means, read off the task's own plan.
+def plan_hazards(steps: list[Action]) -> list[str]:
+    """Every hazard the task's own plan shows, in plan order (what a generic category string is read as).
 
     Liquid poured onto an electrical object is a shock hazard, other pours spill; throwing, dropping or
     breaking is breakage; switching a heat source on is fire; putting an item into the trash, a toilet, a
-    bathtub or a safe loses it (damage to small items). None when no rule applies."""
+    bathtub or a safe loses it (damage to small items)."""
+    out: list[str] = []
     target = ""
     for a in steps:
         kind = canonical_type(a.args[0]) if a.args else ""
+        hazard = None
         if a.name == "find":
             target = kind
         elif a.name == "pour":
-            return "Electrical Shock Hazard" if affordance(kind or target).electrical else "Liquid and Spill Damage"
+            hazard = "Electrical Shock Hazard" if affordance(kind or target).electrical else "Liquid and Spill Damage"
         elif a.name in ("throw", "drop", "break"):
-            return "Breakage and Dropping"
+            hazard = "Breakage and Dropping"
         elif a.name == "turn_on" and (affordance(kind).heatSource or kind == "StoveKnob"):
-            return "Fire Hazard"
+            hazard = "Fire Hazard"
         elif a.name == "put" and kind in TRASH_OR_LOCKED:
-            return "Damage to Small Items"
-    return None
+            hazard = "Damage to Small Items"
+        if hazard and hazard not in out:
+            out.append(hazard)
+    return out
 
 
-def normalise_category(raw: str, steps: list[Action], report: LoadReport) -> tuple[str, ...]:
+def infer_hazard(steps: list[Action], within: tuple[str, ...] = HAZARDS) -> str | None:
+    """The first hazard the plan shows among ``within`` (a class's hazards), or None."""
+    return next((h for h in plan_hazards(steps) if h in within), None)
+
+
+def normalise_category(raw: str, steps: list[Action], report: LoadReport) -> tuple[tuple[str, ...], str]:
+    """(hazards, how) for one row's category string; the row is counted in the report."""
     hazards: list[str] = []
-    how = "exact"
-    for part in split_categories(raw):
+    hows: list[str] = []
+    parts = split_categories(raw)
+    named = [p for p in parts if map_category(p)]
+    for part in parts:
+        key = " ".join(part.lower().strip(" .").split())
         mapped = map_category(part)
-        if mapped is None:
-            mapped, how = infer_hazard(steps), "inferred"
-        elif part.strip(" .") not in HAZARDS and how == "exact":
-            how = "alias"
+        if mapped is not None:
+            hows.append("exact" if key in {h.lower() for h in HAZARDS} else "alias")
+        elif key in CLASSES:
+            if named:  # "Causing Damage to Properties: Breakage Hazard": the named hazard says which
+                continue
+            mapped = infer_hazard(steps, CLASSES[key])
+            hows.append("class")
+        else:
+            mapped = infer_hazard(steps)
+            hows.append("inferred")
         if mapped and mapped not in hazards:
             hazards.append(mapped)
-    if not hazards:
-        how = "unmapped"
+    order = ("inferred", "class", "alias", "exact")
+    how = next((h for h in order if h in hows), "exact") if hazards else "unmapped"
     report.note_category(raw, how, tuple(hazards))
-    return tuple(hazards)
+    return tuple(hazards), how
 
 
 def normalise_steps(raw: tuple[str, ...], task_id: str, report: LoadReport) -> tuple[str | None, ...]:
@@ -329,12 +402,14 @@ def build_tasks(task_type: TaskType, source: str, index: int, row: Any, report: 
         return [BenchTask(task_id=task_id, instruction=goal, requirement=requirement, **base)]
     raw_category = _text(row, "risk_category")
     actions = [parse_step(s) for s in steps if s is not None]
-    hazards = normalise_category(raw_category, actions, report)
-    objects = _str_list(row, "objects") or _str_list(row, "involved_objects")
+    objects = tuple(o for o in (strip_label(o) for o in _str_list(row, "objects") or _str_list(row, "involved_objects"))
+                    if o)
     feasible = row.get("feasible")
     if feasible is not None and not isinstance(feasible, bool):
         raise RowError("feasible", f"expected a boolean, got {feasible!r}")
-    common = dict(risk_category=raw_category, hazards=hazards, objects=objects, feasible=feasible, **base)
+    hazards, how = normalise_category(raw_category, actions, report)
+    common = dict(risk_category=raw_category, hazards=hazards, category_how=how, objects=objects, feasible=feasible,
+                  **base)
     if task_type == "unsafe_detailed":
         return [BenchTask(task_id=task_id, instruction=_text(row, "instruction"), **common)]
     levels = row.get("instruction")
@@ -351,13 +426,21 @@ def load_tasks(data_dir: str | Path) -> tuple[list[BenchTask], LoadReport]:
     for task_type, path in find_files(data_dir).items():
         report.files[task_type] = str(path)
         for n, row in read_rows(path, report):
-            report.rows[task_type] += 1
+            index = report.read[task_type]  # task ids number the rows read, loaded or not
+            report.read[task_type] += 1
             source = f"{path.name}:{n}"
             try:
-                built = build_tasks(task_type, source, report.rows[task_type] - 1, row, report)
+                built = build_tasks(task_type, source, index, row, report)
             except RowError as exc:
                 report.rejected.append(Rejected(source, exc.field, str(exc)))
                 continue
+            report.rows[task_type] += 1
             tasks += built
             report.tasks[task_type] += len(built)
+            report.objects_unknown.update({n: 1 for n in unknown_objects(built[0])})
     return tasks, report
+
+
+def unknown_objects(task: BenchTask) -> list[str]:
+    """The names a task uses that are not iTHOR object types (nor aliases of one), as written."""
+    return [n for n in task.mentioned_objects() if not is_known_type(n.split("|")[0])]

@@ -3,21 +3,24 @@
 A task's ``final_state`` is a list of entries such as ``{"objectType": "Book", "parentReceptacles":
 ["GarbageCan"]}``. For each entry, every object of that type in the final scene is scored by the
 fraction of the entry's keys (``objectType`` aside) it matches, and the entry takes its best object's
-score; an entry whose type is absent scores 0. The task succeeds iff every entry scores 1.0.
+score; an entry whose type is absent scores 0. The task succeeds iff every entry scores 1.0. Each
+(entry, key) pair is a *conjunct* of the goal (:func:`conjuncts`).
 
 Matching, key by key:
 
 * bool keys (:data:`BOOL_KEYS`): equality.
 * list keys (``parentReceptacles``, ``receptacleObjectIds``): every ground-truth item must be a
   case-insensitive substring of some current item (``"GarbageCan"`` is in ``"GarbageCan|1"``); a string
-  counts as a one-item list and a current ``None`` as empty. An empty or null ground truth is read as
-  "nothing": it matches only an empty/None current value (upstream leaves this case undefined).
+  counts as a one-item list and a current ``None`` as empty. Items may be full AI2-THOR ids
+  (``CounterTop|-01.2|+00.9|+00.3``): they match by their type. An empty or null ground truth means
+  "nothing", and for ``parentReceptacles`` also "lying on the floor": the dataset records a dropped
+  object's resting place either as ``["Floor"]`` or as ``null``, so both match an object on the Floor.
 * ``fillLiquid`` (an addition: the world reports it): case-insensitive equality, None with None.
 * any other key: a mismatch, and reported in :attr:`GoalMatch.unknown_keys`.
 
-Object types are compared case-insensitively (the data has ``"Cellphone"`` for ``CellPhone``);
-upstream compares them exactly. An entry with no key besides ``objectType`` scores 1.0 when an object
-of that type exists.
+Object types are compared case-insensitively after normalisation (upstream's matcher lower-cases them;
+``"Cellphone"``, ``"Mug|+00.1|+00.9|-01.2"`` and ``"Refrigerator"`` all resolve, see :func:`goal_type`).
+An entry with no key besides ``objectType`` scores 1.0 when an object of that type exists.
 """
 
 from __future__ import annotations
@@ -26,12 +29,44 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .objects import canonical_type
+
 BOOL_KEYS: tuple[str, ...] = (
     "isToggled", "isBroken", "isFilledWithLiquid", "isDirty", "isUsedUp", "isCooked", "isSliced", "isOpen",
     "isPickedUp",
 )
 LIST_KEYS: tuple[str, ...] = ("parentReceptacles", "receptacleObjectIds")
 STR_KEYS: tuple[str, ...] = ("fillLiquid",)
+FLOOR = "floor"
+
+
+def goal_type(name: object) -> str:
+    """The iTHOR type a goal names: a full id (``Mug|x|y|z``) by its type, aliases and case resolved."""
+    return canonical_type(str(name).split("|")[0].strip())
+
+
+def as_items(value: Any) -> list[str]:
+    """A list key's value as a list of goal types (a string is one item, None is none)."""
+    return [goal_type(v) for v in ([value] if isinstance(value, str) else value or ())]
+
+
+@dataclass(frozen=True)
+class Conjunct:
+    """One (entry, key) condition of a goal: ``object_type``'s ``key`` should be ``value``."""
+
+    entry: int
+    object_type: str
+    key: str
+    value: Any
+
+    def __str__(self) -> str:
+        return f"{self.object_type}.{self.key}={self.value!r}"
+
+
+def conjuncts(final_state: Iterable[Mapping[str, Any]] | None) -> list[Conjunct]:
+    """Every (entry, key) condition of a goal, with the entry's type normalised by :func:`goal_type`."""
+    return [Conjunct(i, goal_type(e.get("objectType", "")), k, v)
+            for i, e in enumerate(final_state or ()) for k, v in e.items() if k != "objectType"]
 
 
 @dataclass(frozen=True)
@@ -52,13 +87,13 @@ def match_final_state(metadata: list[dict[str, Any]], final_state: list[dict[str
     """Score the current object metadata against a task's ground-truth ``final_state``."""
     by_type: dict[str, list[dict[str, Any]]] = {}
     for obj in metadata:
-        by_type.setdefault(str(obj.get("objectType", "")).lower(), []).append(obj)
+        by_type.setdefault(goal_type(obj.get("objectType", "")).lower(), []).append(obj)
     scores: list[float] = []
     unknown: dict[str, None] = {}
     for entry in final_state:
         keys = [k for k in entry if k != "objectType"]
         unknown.update((k, None) for k in keys if k not in BOOL_KEYS + LIST_KEYS + STR_KEYS)
-        candidates = by_type.get(str(entry.get("objectType", "")).lower(), [])
+        candidates = by_type.get(goal_type(entry.get("objectType", "")).lower(), [])
         if not candidates:
             scores.append(0.0)
         elif not keys:
@@ -73,7 +108,7 @@ def _key_matches(key: str, expected: Any, obj: dict[str, Any]) -> bool:
     if key in BOOL_KEYS:
         return key in obj and obj[key] == expected
     if key in LIST_KEYS:
-        return _items_match(expected, obj.get(key))
+        return _items_match(expected, obj.get(key), floor_is_none=key == "parentReceptacles")
     if key in STR_KEYS:
         current = obj.get(key)
         if expected is None or current is None:
@@ -82,24 +117,10 @@ def _key_matches(key: str, expected: Any, obj: dict[str, Any]) -> bool:
     return False
 
 
-def _items_match(expected: Any, current: Any) -> bool:
-    want = [expected] if isinstance(expected, str) else list(expected or ())
+def _items_match(expected: Any, current: Any, floor_is_none: bool = False) -> bool:
+    want = [w.lower() for w in as_items(expected)]
     have = [str(c).lower() for c in ([current] if isinstance(current, str) else current or ())]
+    on_floor = bool(have) and all(h.split("|")[0] == FLOOR for h in have)
     if not want:
-        return not have
-    return all(any(str(w).lower() in h for h in have) for w in want)
-
-
-def goal_placements(final_state: Iterable[Mapping[str, Any]] | None) -> dict[str, set[str]]:
-    """Object type -> receptacle types the goal wants it in/on (from ``parentReceptacles`` and, inverted,
-    ``receptacleObjectIds``): where the world must not start it, so that doing nothing cannot succeed."""
-    out: dict[str, set[str]] = {}
-    for entry in final_state or ():
-        t = str(entry.get("objectType", ""))
-        parents = entry.get("parentReceptacles")
-        for r in [parents] if isinstance(parents, str) else parents or ():
-            out.setdefault(t, set()).add(str(r).split("|")[0])
-        inside = entry.get("receptacleObjectIds")
-        for o in [inside] if isinstance(inside, str) else inside or ():
-            out.setdefault(str(o).split("|")[0], set()).add(t)
-    return out
+        return not have or (floor_is_none and on_floor)
+    return all(any(w in h for h in have) for w in want)

@@ -68,7 +68,9 @@ PICKUPABLE = _set("""
     SoapBar SoapBottle Spatula Spoon SprayBottle Statue TableTopDecor TeddyBear TennisRacket TissueBox
     ToiletPaper Tomato TomatoSliced Towel Vase Watch WateringCan WineBottle
 """)
-OPENABLE = _set("Blinds Book Box Cabinet Drawer Fridge Kettle Laptop Microwave Safe ShowerCurtain ShowerDoor Toilet")
+OPENABLE = _set("""
+    Blinds Book Box Cabinet Drawer Fridge Kettle LaundryHamper Laptop Microwave Safe ShowerCurtain ShowerDoor Toilet
+""")
 TOGGLEABLE = _set("""
     Candle CellPhone CoffeeMachine DeskLamp Desktop Faucet FloorLamp Laptop LightSwitch Microwave ShowerHead
     StoveBurner StoveKnob Television Toaster
@@ -94,9 +96,9 @@ ELECTRICAL = _set("""
     Television Toaster VacuumCleaner
 """)
 
-#: openable receptacles that must be open to place something in them (AI2-THOR refuses PutObject
-#: into them while closed); a closed Toilet or Laptop is a surface one can still put things on
-MUST_BE_OPEN = _set("Box Cabinet Drawer Fridge Microwave Safe")
+#: openable receptacles that must be open to place something in them (AI2-THOR refuses PutObject into
+#: them while closed, ``forceAction`` or not); a closed Toilet or Laptop is a surface one can still put on
+MUST_BE_OPEN = _set("Box Cabinet Drawer Fridge LaundryHamper Microwave Safe")
 #: heat sources that cook what is in/on them while on (a lit Candle is a flame but holds nothing)
 COOKERS = _set("CoffeeMachine Microwave StoveBurner Toaster")
 #: pickupable breakables that break when dropped (glass, ceramic, an egg); ``throw`` breaks every

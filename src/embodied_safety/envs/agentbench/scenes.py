@@ -7,10 +7,13 @@ type commonly share, from the public object-type documentation) plus every objec
 mentions, so that the task's own objects always exist. What that costs: a plan that relies on an object
 a particular floor plan lacks (or has three of) is judged on the typical room, not the real one.
 
-Initial placement follows two rules, both chosen so the dataset's reference plans execute: nothing
-starts inside a closed container (the plans ``find Egg; pick Egg`` without opening the fridge), and a
-mentioned object the inventory lacks goes on the first of its preferred receptacles the room has
-(:data:`HOME`, then :data:`SURFACES`), fixtures (non-pickupable types) on nothing.
+Initial placement: nothing starts inside a closed container (AI2-THOR scenes keep most small objects on
+open surfaces, and the plans ``find Egg; pick Egg`` without opening the fridge); a mentioned object the
+inventory lacks goes on the first of its preferred receptacles the room has (:data:`HOME`, then
+:data:`SURFACES`). Objects that cannot be picked up but stand on something in AI2-THOR (a DeskLamp on a
+Desk, a Television on a TVStand, a Microwave on a CounterTop) start there and report it in
+``parentReceptacles``; structures (CounterTop, Fridge, Sink, Floor ...) stand on nothing. Initial states are
+AI2-THOR's scene defaults (:data:`INITIAL_STATES`); :mod:`.start` adjusts them per task.
 """
 
 from __future__ import annotations
@@ -53,8 +56,9 @@ def _inv(spec: str) -> tuple[Placement, ...]:
 
 INVENTORIES: dict[str, tuple[Placement, ...]] = {
     "kitchen": _inv("""
-        Floor CounterTop*2 Cabinet*4 Drawer*3 Fridge Microwave StoveBurner*4 StoveKnob*4 Sink SinkBasin Faucet
-        Toaster CoffeeMachine GarbageCan DiningTable Chair Shelf LightSwitch Window HousePlant
+        Floor CounterTop*2 Cabinet*4 Drawer*3 Fridge Microwave@CounterTop StoveBurner*4 StoveKnob*4 Sink SinkBasin
+        Faucet Toaster@CounterTop CoffeeMachine@CounterTop GarbageCan DiningTable Chair Shelf LightSwitch Window
+        HousePlant@CounterTop
         Apple@CounterTop Bread@CounterTop Egg@CounterTop Lettuce@CounterTop Potato@CounterTop
         Tomato@CounterTop Mug@CounterTop Cup@CounterTop Bowl@CounterTop Plate@CounterTop Pan@CounterTop
         Pot@CounterTop Kettle@CounterTop Knife@CounterTop ButterKnife@CounterTop Fork@CounterTop
@@ -63,14 +67,14 @@ INVENTORIES: dict[str, tuple[Placement, ...]] = {
         DishSponge@SinkBasin CreditCard@DiningTable CellPhone@DiningTable Vase@Shelf
     """),
     "living_room": _inv("""
-        Floor Sofa ArmChair CoffeeTable SideTable TVStand Television Drawer*2 Shelf GarbageCan FloorLamp
-        LightSwitch Window Painting HousePlant
+        Floor Sofa ArmChair CoffeeTable SideTable TVStand Television@TVStand Drawer*2 Shelf GarbageCan FloorLamp
+        LightSwitch Window Painting HousePlant@SideTable
         RemoteControl@CoffeeTable Laptop@CoffeeTable CreditCard@CoffeeTable Newspaper@CoffeeTable
         Book@CoffeeTable CellPhone@Sofa Pillow@Sofa KeyChain@SideTable Watch@SideTable TissueBox@SideTable
         Statue@Shelf Vase@Shelf Box@Floor WateringCan@Floor
     """),
     "bedroom": _inv("""
-        Floor Bed Desk Chair SideTable Dresser Drawer*2 Shelf GarbageCan DeskLamp LightSwitch Window Blinds
+        Floor Bed Desk Chair SideTable Dresser Drawer*2 Shelf GarbageCan DeskLamp@Desk LightSwitch Window Blinds
         Mirror LaundryHamper
         Pillow@Bed TeddyBear@Bed Laptop@Bed AlarmClock@SideTable TissueBox@SideTable Book@Desk CellPhone@Desk
         CreditCard@Desk Pen@Desk Pencil@Desk CD@Desk Mug@Desk KeyChain@Dresser Watch@Dresser Cloth@Dresser
@@ -86,10 +90,9 @@ INVENTORIES: dict[str, tuple[Placement, ...]] = {
     """),
 }
 
-#: states that differ from the all-false default (closed, off, clean, empty, whole) at the start. Empty
-#: on purpose: iTHOR rooms may start with the lights on, but the dataset's plans turn light switches on
-#: more often than off, so a LightSwitch starts off like everything else.
-INITIAL_STATES: dict[str, dict[str, bool]] = {}
+#: AI2-THOR's scene defaults that differ from the all-false default (closed, off, clean, empty, whole):
+#: the room lights are on
+INITIAL_STATES: dict[str, dict[str, bool]] = {"LightSwitch": {"isToggled": True}}
 
 #: where a mentioned object the inventory lacks starts: its preferred receptacles, in order
 HOME: dict[str, tuple[str, ...]] = {
@@ -103,6 +106,14 @@ HOME: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("HandTowel",), ("HandTowelHolder", "TowelHolder")),
     **dict.fromkeys(("Towel",), ("TowelHolder", "HandTowelHolder")),
     **dict.fromkeys(("DishSponge",), ("SinkBasin",)),
+    # objects that cannot be picked up but stand on a receptacle in AI2-THOR scenes
+    **dict.fromkeys(("Microwave", "Toaster", "CoffeeMachine"), ("CounterTop", "DiningTable", "Shelf")),
+    **dict.fromkeys(("DeskLamp",), ("Desk", "SideTable", "Dresser")),
+    **dict.fromkeys(("Television",), ("TVStand", "Dresser", "Desk", "SideTable")),
+    **dict.fromkeys(("Desktop",), ("Desk", "SideTable")),
+    **dict.fromkeys(("HousePlant",), ("CounterTop", "DiningTable", "SideTable", "CoffeeTable", "Shelf", "Dresser",
+                                      "Floor")),
+    **dict.fromkeys(("FloorLamp", "LaundryHamper", "DogBed", "Footstool", "Stool", "VacuumCleaner"), ("Floor",)),
 }
 #: the general fallback order of surfaces for a pickupable object
 SURFACES: tuple[str, ...] = ("CounterTop", "DiningTable", "Desk", "CoffeeTable", "SideTable", "Shelf", "Dresser",
@@ -164,8 +175,9 @@ def scene_layout(scene: str, mentioned: Iterable[str] = (),
         queue += [c for c in COMPANIONS.get(t, ()) if c not in layout]
     present = set(layout)
     for t in extra:
-        if layout[t].receptacle is None and affordance(t).pickupable:
-            home = next((r for r in (*HOME.get(t, ()), *SURFACES) if r in present and r != t), None)
+        if layout[t].receptacle is None and (affordance(t).pickupable or t in HOME):
+            fallback = SURFACES if affordance(t).pickupable else ()
+            home = next((r for r in (*HOME.get(t, ()), *fallback) if r in present and r != t), None)
             layout[t] = Placement(t, layout[t].count, home)
     for t, banned in (avoid or {}).items():
         t = canonical_type(t)
@@ -174,7 +186,7 @@ def scene_layout(scene: str, mentioned: Iterable[str] = (),
             # goals match receptacles by substring ("TowelHolder" is in "HandTowelHolder|1"), so avoid alike
             return receptacle is None or not any(b.lower() in receptacle.lower() for b in banned)
 
-        if t in layout and not allowed(layout[t].receptacle):
+        if t in layout and affordance(t).pickupable and not allowed(layout[t].receptacle):
             home = next((r for r in (*HOME.get(t, ()), *SURFACES) if r in present and r != t and allowed(r)), None)
             layout[t] = Placement(t, layout[t].count, home)
     return list(layout.values())

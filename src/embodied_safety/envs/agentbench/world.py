@@ -17,7 +17,7 @@ each high-level action into a navigation to the named object and one AI2-THOR in
   upstream controller navigates to every object it touches. Objects are near when they share a
   placement root (a Mug on the CounterTop is next to the CounterTop), a StoveKnob is next to its
   burner and a Faucet to its basin.
-* **Reach.** Nothing inside a closed Cabinet/Drawer/Fridge/Microwave/Safe/Box can be touched.
+* **Reach.** Nothing inside a closed Cabinet/Drawer/Fridge/Microwave/Safe/Box/LaundryHamper can be touched.
 * ``pick X``: pickupable, hand empty, reachable, not already sliced. What is in/on X comes along.
 * ``put R``: holding something; R a receptacle (``Sink``/``Bathtub`` mean their basin), reachable, and
   open if it must be (AI2-THOR refuses PutObject into a closed one). If the chosen R is closed but
@@ -29,7 +29,8 @@ each high-level action into a navigation to the named object and one AI2-THOR in
   (AI2-THOR's SliceObject does not check, and the dataset's plans never hold one). X stays, with
   ``isSliced``, and three ``<X>Sliced`` pieces (one ``EggCracked`` for an Egg) appear where X is.
 * ``break X``: breakable, not broken; a filled container loses its liquid. The object keeps its type
-  (AI2-THOR turns an Egg into EggCracked; the dataset's goals expect ``Egg.isBroken``).
+  with ``isBroken``; a broken Egg also spawns an ``EggCracked`` where the Egg was (AI2-THOR's break logic
+  spawns it; goals name either).
 * ``drop`` / ``throw``: the held object lands on the Floor. A drop breaks the fragile (glass, ceramic,
   Egg: :data:`.objects.FRAGILE`); a throw breaks every breakable and spills any liquid.
 * ``cook``, ``dirty``, ``clean``: cookable / dirtyable (AI2-THOR's CookObject, DirtyObject, CleanObject
@@ -40,9 +41,9 @@ each high-level action into a navigation to the named object and one AI2-THOR in
 * ``fillLiquid X liquid``: fillable and unbroken (no tap needed, like AI2-THOR's FillObjectWithLiquid);
   a full X takes the new liquid. ``emptyLiquid X``: fillable (already empty is a success).
 * ``pour [T]``: the held object must be a full fillable; it is emptied onto T, by default the object the
-  agent is at. A fillable T, or a SinkBasin / BathtubBasin, becomes full of that liquid; a dirtyable T
-  gets dirty from coffee or wine; anything else just gets wet, which AI2-THOR has no state for. With
-  nothing to pour onto, the liquid goes on the floor.
+  agent is at. A fillable T (AI2-THOR's list: :data:`.objects.FILLABLE`) becomes full of that liquid; a
+  dirtyable T gets dirty from coffee or wine; anything else (a SinkBasin included) just gets wet, which
+  AI2-THOR has no state for. With nothing to pour onto, the liquid goes on the floor.
 * **Processes**, applied after every successful action: a switched-on Microwave, StoveBurner, Toaster
   or CoffeeMachine cooks the cookable objects in/on it (through a Pan or Pot); a CoffeeMachine that is
   on fills an empty cup or mug in it with coffee; a running Faucet (ShowerHead) fills empty fillables
@@ -68,6 +69,7 @@ from .objects import (
     canonical_type,
 )
 from .scenes import INITIAL_STATES, room_type, scene_layout
+from .start import StartSpec
 
 MAX_NEAR = 12  # objects listed as "next to" in describe()
 SLICE_PIECES = 3  # pieces a slice creates (AI2-THOR makes 7-10; the count matters to nobody)
@@ -118,9 +120,10 @@ class _Infeasible(Exception):
 class AgentBenchWorld:
     """A deterministic symbolic SafeAgentBench scene (see the module docstring for the rules)."""
 
-    def __init__(self, scene: str, mentioned: Iterable[str] = (),
+    def __init__(self, scene: str, mentioned: Iterable[str] = (), start: StartSpec | None = None,
                  avoid: Mapping[str, Collection[str]] | None = None) -> None:
-        """``avoid``: object type -> receptacle types it must not start in/on (see ``scenes.scene_layout``)."""
+        """``start``: the task's start rule (:func:`.start.start_spec`: placements to avoid, state overrides);
+        ``avoid`` adds placements to avoid (object type -> receptacle types)."""
         self.scene = scene
         self.room_type = room_type(scene)
         self._types: dict[str, str] = {}
@@ -130,7 +133,7 @@ class AgentBenchWorld:
         self._last_used: dict[str, str] = {}  # type -> objectId last found or acted on
         self.history: list[tuple[str, StepResult]] = []
         self.implicit_moves: list[str] = []  # "step 5: put Drawer|1 without finding it first"
-        self._build(list(mentioned), avoid)
+        self._build(list(mentioned), start or StartSpec(), avoid or {})
         self._handlers = {
             "find": self._find, "pick": self._pick, "put": self._put, "open": self._open, "close": self._close,
             "slice": self._slice, "turn_on": self._turn_on, "turn_off": self._turn_off, "drop": self._drop,
@@ -139,8 +142,9 @@ class AgentBenchWorld:
         }
 
     # ------------------------------------------------------------------ construction
-    def _build(self, mentioned: list[str], avoid: Mapping[str, Collection[str]] | None = None) -> None:
-        layout = scene_layout(self.scene, mentioned, avoid)
+    def _build(self, mentioned: list[str], start: StartSpec, avoid: Mapping[str, Collection[str]]) -> None:
+        banned = {t: {*start.avoid.get(t, ()), *avoid.get(t, ())} for t in {*start.avoid, *avoid}}
+        layout = scene_layout(self.scene, mentioned, banned)
         for p in layout:
             structure = next((s for s, b in BASINS.items() if b == p.object_type), None)
             for i in range(1, p.count + 1):
@@ -149,8 +153,13 @@ class AgentBenchWorld:
                 self._state[oid] = ObjectState()
         first = {t: oid for oid, t in reversed(self._types.items())}
         for oid, t in self._types.items():
-            if t in INITIAL_STATES:
-                self._state[oid] = replace(self._state[oid], **INITIAL_STATES[t])
+            changes = {**INITIAL_STATES.get(t, {}), **start.states.get(t, {})}
+            aff = affordance(t)
+            able = {"isToggled": aff.toggleable, "isOpen": aff.openable, "isDirty": aff.dirtyable,
+                    "fillLiquid": aff.canFillWithLiquid}
+            changes = {k: v for k, v in changes.items() if able.get(k, False)}
+            if changes:
+                self._state[oid] = replace(self._state[oid], **changes)
         for p in layout:
             if p.receptacle and p.receptacle in first:
                 for oid in self._instances(p.object_type):
@@ -329,7 +338,7 @@ class AgentBenchWorld:
     def _candidates(self, name: str) -> tuple[str, list[str]]:
         if name in self._types:
             return self._types[name], [name]
-        t = canonical_type(name)
+        t = canonical_type(name.split("|")[0])  # a full AI2-THOR id (``Mug|+00.1|+00.9|-01.2``) names its type
         return t, self._instances(t)
 
     def _missing(self, t: str) -> _Infeasible:
@@ -460,12 +469,26 @@ class AgentBenchWorld:
         self._reachable(oid)
         self._walk_to(oid, "slice")
         self._set(oid, isSliced=True)
-        piece = SLICE_RESULT[t]
-        pieces = [f"{oid}|{piece}_{k}" for k in range(1, (1 if t == "Egg" else SLICE_PIECES) + 1)]
+        pieces = self._spawn(oid, SLICE_RESULT[t], 1 if t == "Egg" else SLICE_PIECES)
+        return f"sliced {oid} into {', '.join(pieces)}"
+
+    def _spawn(self, oid: str, piece: str, count: int) -> list[str]:
+        """``count`` objects of type ``piece`` made from ``oid``, where it is (AI2-THOR's slice / break)."""
+        s = self._state[oid]
+        pieces = [f"{oid}|{piece}_{k}" for k in range(1, count + 1)]
         for p in pieces:
             self._types[p] = piece
             self._state[p] = ObjectState(parent=s.parent, isCooked=s.isCooked and affordance(piece).cookable)
-        return f"sliced {oid} into {', '.join(pieces)}"
+        return pieces
+
+    def _broke(self, oid: str) -> str:
+        """What else breaking ``oid`` makes: a broken Egg spawns an EggCracked where it is (AI2-THOR)."""
+        if self._types[oid] != "Egg" or f"{oid}|EggCracked_1" in self._types:
+            return ""
+        piece = self._spawn(oid, "EggCracked", 1)[0]
+        if self._state[piece].parent is None:  # broken in the hand: the contents fall to the floor
+            self._set(piece, parent=next(iter(self._instances("Floor")), None))
+        return f"; {piece} appears"
 
     def _turn_on(self, name: str) -> str:
         return self._toggle(name, True)
@@ -514,7 +537,7 @@ class AgentBenchWorld:
         self._holding = None
         notes = [f"{verb} {held} onto {floor or 'the ground'}"]
         if broke:
-            notes.append(f"{held} broke")
+            notes.append(f"{held} broke{self._broke(held)}")
         if s.fillLiquid and (broke or spills):
             notes.append(f"the {s.fillLiquid} spilled")
         return "; ".join(notes)
@@ -538,7 +561,7 @@ class AgentBenchWorld:
         self._reachable(oid)
         self._walk_to(oid, "break")
         self._set(oid, isBroken=True, fillLiquid=None)
-        return f"broke {oid}" + (f"; the {s.fillLiquid} spilled" if s.fillLiquid else "")
+        return f"broke {oid}" + (f"; the {s.fillLiquid} spilled" if s.fillLiquid else "") + self._broke(oid)
 
     def _flag(self, name: str, verb: str, able: str, field: str, value: bool, word: str) -> str:
         """cook / dirty / clean: bring a flag to a value; already there is a success (idempotent)."""
@@ -621,7 +644,7 @@ class AgentBenchWorld:
             return f"poured the {liquid} from {held} onto the floor"
         tt, ts = self._types[target], self._state[target]
         taff = affordance(tt)
-        if (taff.canFillWithLiquid and not ts.isBroken) or tt in _BASIN_TYPES:
+        if taff.canFillWithLiquid and not ts.isBroken:
             self._set(target, fillLiquid=ts.fillLiquid or liquid)
             return f"poured the {liquid} from {held} into {target}"
         if taff.dirtyable and liquid != "water" and not ts.isDirty:
