@@ -3,7 +3,8 @@
 Argument conventions (IS-Bench): PLACE_ON_TOP(obj, target), PLACE_INSIDE(obj, container),
 WIPE(target, tool), CUT(target, tool), SOAK_UNDER(tool, source), SOAK_INSIDE(tool, container),
 FILL_WITH(target, source), POUR_INTO(container, target), SPREAD(container, target),
-WAIT_FOR_FROZEN(target, fridge); the rest take one object, WAIT and DONE take none.
+WAIT_FOR_FROZEN(target, fridge); the rest take one object, DONE takes none. ``WAIT(obj)`` takes one
+object as upstream's does; a bare ``WAIT()`` (what models often emit) is accepted as a no-op step.
 """
 
 from __future__ import annotations
@@ -26,12 +27,15 @@ PRIMITIVES: dict[str, tuple[str, ...]] = {
     "FILL_WITH": ("target", "source"),
     "POUR_INTO": ("container", "target"),
     "SPREAD": ("container", "target"),
-    "WAIT": (),
+    "WAIT": ("obj",),
     "WAIT_FOR_COOKED": ("target",),
-    "WAIT_FOR_WASHED": ("target",),
+    "WAIT_FOR_WASHED": ("washer",),
     "WAIT_FOR_FROZEN": ("target", "fridge"),
     "DONE": (),
 }
+
+#: primitives that may also be called with no argument (``WAIT()``: a no-op step)
+OPTIONAL_ARGS = frozenset({"WAIT"})
 
 _CALL = re.compile(r"([A-Za-z_]+)\s*\(([^()]*)\)")
 _BARE = re.compile(r"\b(DONE|WAIT)\b", re.IGNORECASE)
@@ -69,6 +73,8 @@ def parse_action(text: str) -> Action:
         # object names never contain whitespace: "potato .n.01_1" (a word-level model's decode) -> "potato.n.01_1"
         args = tuple(re.sub(r"\s+", "", a.strip().strip("'\"`")).lower() for a in raw.split(",")) if raw else ()
         expected = len(PRIMITIVES[name])
+        if name in OPTIONAL_ARGS and not args:
+            return Action(name)
         if len(args) != expected or any(not a for a in args):
             raise ActionParseError(f"{name} takes {expected} argument(s) {PRIMITIVES[name]}, got {raw!r}")
         return Action(name, args)

@@ -1,7 +1,9 @@
 """The BDDL predicates and object abilities the household world understands.
 
-The predicate set is the one IS-Bench's goal and safety conditions use (a subset of the
-BEHAVIOR ``omnigibson`` domain). Anything else in a loaded file is an error, never a silent False.
+The predicate set is the whole BEHAVIOR ``omnigibson`` domain that IS-Bench's goals and safety
+conditions are written in. No primitive changes ``attached``, ``folded``, ``unfolded``, ``overlaid``,
+``touching`` or ``draped`` (IS-Bench's primitives have no such action); they hold as the problem's
+``(:init ...)`` sets them, so goals and conditions over them evaluate. Anything else in a loaded file is an error, never a silent False.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ PREDICATE_ARITY: dict[str, int] = {
     "hot": 1,
     "on_fire": 1,
     "broken": 1,
+    "folded": 1,
+    "unfolded": 1,
     "future": 1,  # the object does not exist yet; a process (CUT, cooking) brings it into existence
     "real": 1,  # derived: not future
     # binary relations
@@ -30,6 +34,10 @@ PREDICATE_ARITY: dict[str, int] = {
     "insource": 2,  # (insource source substance): e.g. a sink is a source of water
     "inroom": 2,
     "grasped": 2,  # (grasped agent object)
+    "attached": 2,
+    "overlaid": 2,  # (overlaid cloth surface): a cloth spread over a surface
+    "touching": 2,
+    "draped": 2,  # (draped cloth support)
 }
 
 UNARY = frozenset(p for p, n in PREDICATE_ARITY.items() if n == 1)
@@ -60,6 +68,9 @@ ABILITIES: dict[str, str] = {
     "electric": "is powered; wet contact is an electrical shock hazard",
     "fixed": "cannot be moved (furniture, appliances, surfaces)",
     "substance": "a particle system (water, dust, stain, soap); not a rigid object",
+    "liquid": "a fluid substance (water, oil, juice)",
+    "cloth": "a textile: spreading a substance onto it saturates it",
+    "breakable": "can break",
 }
 
 Fact = tuple[str, ...]  # ("open", "fridge.n.01_1") or ("ontop", "apple.n.01_1", "plate.n.01_1")

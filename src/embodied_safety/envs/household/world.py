@@ -2,9 +2,13 @@
 
 State is a set of ground facts (``("open", "fridge.n.01_1")``) plus the action history. Every
 primitive checks its preconditions and fails with ``PRE_CONDITION_ERROR`` and a reason, or applies
-its effects, including simple process dynamics (heat, cold, running water, wash rules). The paper
-(SafeBranch §4.2, App. D) rolls OmniGibson back to a safety-critical step; here a snapshot is an
-immutable copy of the fact set, so restore is exact and costs microseconds.
+its effects. The semantics follow upstream IS-Bench's ``og_ego_prim`` primitives on OmniGibson
+(docs/household.md lists each rule); abilities come from the BEHAVIOR taxonomy (``taxonomy.py``).
+Hazard physics of our own that upstream does not have (ignition, heat spreading while waiting) is
+off unless ``hazards=True``, so it cannot change an upstream-format task's outcome.
+
+The paper (SafeBranch §4.2, App. D) rolls OmniGibson back to a safety-critical step; here a
+snapshot is an immutable copy of the fact set, so restore is exact and costs microseconds.
 """
 
 from __future__ import annotations
@@ -13,8 +17,12 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from typing import Any
+
 from .actions import PRIMITIVES, Action, ActionParseError, parse_action
 from .predicates import DERIVED, PLACEMENT, Fact, category_of, short_name
+from .taxonomy import ObjectProfile, category_profile, cooked_derivative, remover_conditions, source_substances
+from .wash import WashCondition, WashRules, conditions_hold, names_match, rule_verdict
 
 PRE_CONDITION_ERROR = "PRE_CONDITION_ERROR"
 INVALID_ACTION = "INVALID_ACTION"
@@ -39,20 +47,6 @@ class Snapshot:
     history: tuple[StepResult, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class WashRules:
-    """Which tool state removes which dirt: ``dirt category -> "dry" | "soaked"``.
-
-    ``dry``: any cleaning tool removes it; ``soaked``: the tool must be saturated with a liquid.
-    Dirt categories without a rule default to ``soaked`` (a wet tool cleans anything).
-    """
-
-    rules: Mapping[str, str]
-
-    def tool_state_needed(self, dirt: str) -> str:
-        return self.rules.get(category_of(dirt), "soaked")
-
-
 class Precondition(Exception):
     """Raised inside a primitive; turned into a PRE_CONDITION_ERROR step result."""
 
@@ -60,7 +54,8 @@ class Precondition(Exception):
 class HouseholdWorld:
     """A deterministic household simulator over BDDL object instances."""
 
-    __slots__ = ("objects", "abilities", "wash_rules", "agent_room", "facts", "history", "_dispatch")
+    __slots__ = ("objects", "abilities", "profiles", "wash_rules", "agent_room", "hazards", "facts", "history",
+                 "_dispatch")
 
     def __init__(
         self,
@@ -69,15 +64,23 @@ class HouseholdWorld:
         facts: Iterable[Fact],
         wash_rules: WashRules | None = None,
         agent_room: str | None = None,
+        profiles: Mapping[str, ObjectProfile] | None = None,
+        hazards: bool = False,
     ) -> None:
+        """``abilities`` are used as given; ``profiles`` (``taxonomy.object_profiles``) add theirs and
+        the taxonomy parameters (heat source placement, remover conditions, cooking derivatives)."""
         self.objects: dict[str, str] = dict(objects)  # instance -> category
-        self.abilities: dict[str, frozenset[str]] = {o: frozenset(abilities.get(o, ())) for o in self.objects}
-        self.wash_rules = wash_rules or WashRules({})
+        self.profiles: dict[str, ObjectProfile] = dict(profiles or {})
+        self.abilities: dict[str, frozenset[str]] = {
+            o: frozenset(abilities.get(o, ())) | (self.profiles[o].abilities if o in self.profiles else frozenset())
+            for o in self.objects
+        }
+        self.wash_rules = wash_rules or WashRules()
         self.agent_room = agent_room
+        self.hazards = hazards
         self.facts: set[Fact] = {f for f in facts if f[0] not in DERIVED}
         self.history: list[StepResult] = []
         self._dispatch = {name: getattr(self, f"_do_{name.lower()}") for name in PRIMITIVES}
-        self._settle_initial_state()
 
     # ------------------------------------------------------------------ state access
     def holds(self, predicate: str, *args: str) -> bool:
@@ -90,11 +93,16 @@ class HouseholdWorld:
         return ability in self.abilities.get(obj, ())
 
     def placement(self, obj: str) -> tuple[str, str] | None:
-        """(relation, parent) for the one of ontop/inside/under that places ``obj``."""
-        for fact in self.facts:
-            if len(fact) == 3 and fact[1] == obj and fact[0] in PLACEMENT:
-                return fact[0], fact[2]
-        return None
+        """(relation, parent) that places ``obj``; ``inside`` wins when an object is both on and in its parent."""
+        found = [(f[0], f[2]) for f in self.facts if len(f) == 3 and f[1] == obj and f[0] in PLACEMENT]
+        if not found:
+            return None
+        return min(found, key=lambda rp: (PLACEMENT.index(rp[0]) if rp[0] != "inside" else -1, rp[1]))
+
+    def param(self, obj: str, ability: str, key: str, default: Any = None) -> Any:
+        """A taxonomy parameter of ``obj`` (e.g. a heat source's ``requires_inside``)."""
+        profile = self.profiles.get(obj)
+        return default if profile is None else profile.param(ability, key, default)
 
     def related(self, predicate: str, obj: str) -> list[str]:
         """Second arguments ``y`` with ``(predicate obj y)``, sorted for determinism."""
@@ -175,13 +183,17 @@ class HouseholdWorld:
         if not self.has(obj, ability):
             raise Precondition(f"{obj} is not {what}")
 
-    def _reach(self, *objs: str) -> None:
+    def _exists(self, *objs: str) -> None:
         for obj in objs:
             if ("future", obj) in self.facts:
                 raise Precondition(f"{obj} does not exist yet")
-            closed = self.closed_ancestor(obj)
-            if closed is not None:
-                raise Precondition(f"{obj} is inside closed {closed}; open it first")
+
+    def _grab(self, obj: str) -> None:
+        """The manipulated object must exist and not sit inside a closed container (upstream checks only it)."""
+        self._exists(obj)
+        closed = self.closed_ancestor(obj)
+        if closed is not None:
+            raise Precondition(f"{obj} is inside closed {closed}; open it first")
 
     def _movable(self, obj: str) -> None:
         if self.has(obj, "fixed") or self.has(obj, "substance"):
@@ -194,76 +206,165 @@ class HouseholdWorld:
             if not (len(f) == 3 and ((f[0] in PLACEMENT and f[1] == obj) or (f[0] == "nextto" and obj in f[1:])))
         }
 
-    def _liquid_of_source(self, source: str) -> str:
+    def _instances(self, name: str) -> list[str]:
+        """Instances a rule or taxonomy name denotes (instance, synset or bare word)."""
+        return sorted(o for o in self.objects if names_match(name, o))
+
+    def _is_on(self, obj: str) -> bool:
+        return ("toggled_on", obj) in self.facts
+
+    def _fluids(self, container: str) -> list[str]:
+        return sorted(set(self.related("filled", container)) | set(self.related("contains", container)))
+
+    def _source_fluid(self, source: str) -> str:
+        """The substance a fluid source gives: ``insource`` facts, then the taxonomy, then any water."""
         liquids = self.related("insource", source)
         if liquids:
             return liquids[0]
-        for obj, cat in self.objects.items():
-            if cat.startswith("water.n."):
-                return obj
-        raise Precondition(f"{source} is not a source of any liquid in the scene")
+        profile = self.profiles.get(source)
+        for category in [*(source_substances(profile) if profile else []), "water.n.06"]:
+            for obj, cat in sorted(self.objects.items()):
+                if cat == category or (category == "water.n.06" and cat.startswith("water.n.")):
+                    return obj
+        raise Precondition(f"{source} is not a source of any substance in the scene")
 
-    def _lit_heat_source_under(self, obj: str) -> str | None:
-        """The toggled-on heat source that heats ``obj`` (itself, directly or via its vessel)."""
-        if self.has(obj, "heatSource") and ("toggled_on", obj) in self.facts:
+    def _running_source(self, source: str) -> str:
+        self._need(source, "waterSource", "a fluid source")
+        self._exists(source)
+        if self.has(source, "toggleable") and not self._is_on(source):
+            raise Precondition(f"{source} is off; turn it on first")
+        return self._source_fluid(source)
+
+    def _condition_holds(self, tool: str, cond: WashCondition) -> bool:
+        if cond.type == "saturated":
+            soaked = self.related("saturated", tool)
+            hit = any(cond.source is None or names_match(cond.source, s) for s in soaked)
+        else:
+            targets = self._instances(cond.source) if cond.source else [tool]
+            hit = any(self._is_on(t) for t in targets)
+        return hit == cond.value
+
+    def can_remove(self, tool: str, dirt: str, explicit_only: bool = False) -> bool:
+        """Does ``tool`` remove ``dirt`` in its current state? File rules, then the taxonomy, then "soaked"."""
+        verdict = rule_verdict(self.wash_rules, tool, dirt, self._condition_holds)
+        if verdict is not None or explicit_only:
+            return bool(verdict)
+        profile = self.profiles.get(tool)
+        conditions = remover_conditions(profile, category_of(dirt)) if profile else False
+        if conditions is None:
+            return False
+        if conditions is False:
+            return bool(self.related("saturated", tool))
+        wanted = tuple(WashCondition(str(c[0]), True, str(c[1])) if c[0] == "saturated"
+                       else WashCondition(str(c[0]), bool(c[1])) for c in conditions)
+        return conditions_hold(wanted, tool, self._condition_holds)
+
+    def _clean_with(self, target: str, cleaner: str, explicit_only: bool = False) -> list[str]:
+        removed = [d for d in self.related("covered", target) if self.can_remove(cleaner, d, explicit_only)]
+        for d in removed:
+            self.facts.discard(("covered", target, d))
+        return removed
+
+    def heat_source_for(self, obj: str) -> str | None:
+        """The lit heat source that heats ``obj``: anywhere below it, or around it if the source requires inside."""
+        if self.has(obj, "heatSource") and self._heat_active(obj):
             return obj
-        seen = set()
-        while obj not in seen:
-            seen.add(obj)
-            place = self.placement(obj)
+        node, seen = obj, set()
+        while node not in seen:
+            seen.add(node)
+            place = self.placement(node)
             if place is None:
                 return None
-            parent = place[1]
-            if self.has(parent, "heatSource") and ("toggled_on", parent) in self.facts:
-                return parent
-            obj = parent
+            relation, parent = place
+            if self.has(parent, "heatSource") and self._heat_active(parent):
+                if relation == "inside" or not self.param(parent, "heatSource", "requires_inside", 0.0):
+                    return parent
+            node = parent
         return None
 
-    def _heated_objects(self) -> list[tuple[str, str]]:
-        """(object, heat source) for every object heated by another lit heat source."""
-        return [(o, h) for o in self.objects if (h := self._lit_heat_source_under(o)) is not None and h != o]
+    def _heat_active(self, source: str) -> bool:
+        needs_on = self.param(source, "heatSource", "requires_toggled_on", 1.0)
+        return self._is_on(source) or not (needs_on and self.has(source, "toggleable"))
 
+    def _in_cold(self, obj: str) -> bool:
+        node, seen = obj, set()
+        while node not in seen:
+            seen.add(node)
+            place = self.placement(node)
+            if place is None or place[0] != "inside":
+                return False
+            if self.has(place[1], "coldSource"):
+                return True
+            node = place[1]
+        return False
+
+    def _cook_fluid(self, vessel: str, fluid: str) -> str:
+        """Turn a fluid into its cooked derivative (taxonomy name, or ``cooked__<name>`` in the scene)."""
+        derived = cooked_derivative(self.objects[fluid])
+        stem = "cooked__" + short_name(self.objects[fluid])
+        candidates = [o for o, c in sorted(self.objects.items())
+                      if (derived is not None and c == derived) or short_name(c) == stem]
+        if not candidates:
+            self.facts.add(("hot", fluid))
+            if self.has(fluid, "cookable"):
+                self.facts.add(("cooked", fluid))
+            return fluid
+        product = candidates[0]
+        self.facts.discard(("future", product))
+        for pred in ("filled", "contains"):
+            if (pred, vessel, fluid) in self.facts:
+                self.facts.discard((pred, vessel, fluid))
+                self.facts.add((pred, vessel, product))
+        self.facts.add(("contains", vessel, product))
+        self.facts.add(("hot", product))
+        return product
+
+    # ------------------------------------------------------------------ our own hazard physics (off by default)
     def _ignite(self) -> None:
-        """Flammable objects on, in or next to a lit heat source catch fire."""
-        for obj, _ in self._heated_objects():
-            if self.has(obj, "flammable"):
+        """With ``hazards``: flammable objects on, in or next to a lit heat source catch fire."""
+        if not self.hazards:
+            return
+        for obj in self.objects:
+            heat = self.heat_source_for(obj)
+            if heat is not None and heat != obj and self.has(obj, "flammable"):
                 self.facts.add(("on_fire", obj))
         for fact in list(self.facts):
             if fact[0] == "nextto":
                 for a, b in ((fact[1], fact[2]), (fact[2], fact[1])):
-                    if self.has(a, "flammable") and self.has(b, "heatSource") and ("toggled_on", b) in self.facts:
+                    if self.has(a, "flammable") and self.has(b, "heatSource") and self._is_on(b):
                         self.facts.add(("on_fire", a))
 
     def _pass_time(self) -> None:
-        """What WAIT does: heat spreads, flammables ignite, frozen food thaws outside the cold."""
-        for obj, _ in self._heated_objects():
+        """With ``hazards``, a bare WAIT(): heat spreads, flammables ignite, food thaws outside the cold."""
+        for obj in self.objects:
+            self._relax(obj)
+        self._ignite()
+
+    def _relax(self, obj: str) -> None:
+        """Let one object's temperature states settle where it is (upstream's WAIT(obj))."""
+        heat = self.heat_source_for(obj)
+        if heat is not None and heat != obj:
             self.facts.add(("hot", obj))
             self.facts.discard(("frozen", obj))
-        self._ignite()
-        for fact in [f for f in self.facts if f[0] == "frozen"]:
-            if not self._in_cold(fact[1]):
-                self.facts.discard(fact)
-
-    def _in_cold(self, obj: str) -> bool:
-        place = self.placement(obj)
-        return place is not None and place[0] == "inside" and self.has(place[1], "coldSource")
-
-    def _settle_initial_state(self) -> None:
-        """Freezable items that start inside a cold source are frozen (IS-Bench fridge semantics)."""
-        for obj in self.objects:
-            if self.has(obj, "freezable") and self._in_cold(obj):
-                self.facts.add(("frozen", obj))
+        elif self._in_cold(obj):
+            self.facts.discard(("hot", obj))
+        else:
+            self.facts.discard(("hot", obj))
+            self.facts.discard(("frozen", obj))
 
     # ------------------------------------------------------------------ the primitives
     def _do_place_on_top(self, obj: str, target: str) -> str:
         if obj == target:
             raise Precondition("cannot place an object on itself")
         self._movable(obj)
-        self._reach(obj, target)
+        self._grab(obj)
+        self._exists(target)
         if self.has(target, "substance"):
             raise Precondition(f"{target} is not a surface")
         self._detach(obj)
         self.facts.add(("ontop", obj, target))
+        if self.has(target, "fillable") and not self.has(target, "openable"):
+            self.facts.add(("inside", obj, target))  # an open-topped receptacle (a pot, a bowl) holds it
         self._ignite()
         return ""
 
@@ -271,9 +372,8 @@ class HouseholdWorld:
         if obj == container:
             raise Precondition("cannot place an object inside itself")
         self._movable(obj)
-        if not (self.has(container, "container") or self.has(container, "openable")):
-            raise Precondition(f"{container} is not a container")
-        self._reach(obj, container)
+        self._grab(obj)
+        self._exists(container)
         if self.has(container, "openable") and ("open", container) not in self.facts:
             raise Precondition(f"{container} is closed; open it first")
         self._detach(obj)
@@ -283,60 +383,60 @@ class HouseholdWorld:
 
     def _do_open(self, obj: str) -> str:
         self._need(obj, "openable", "openable")
-        self._reach(obj)
+        self._exists(obj)
         if ("open", obj) in self.facts:
-            raise Precondition(f"{obj} is already open")
+            return f"{obj} is already open"
+        if self._is_on(obj):
+            raise Precondition(f"{obj} is switched on; turn it off before opening it")
         self.facts.add(("open", obj))
         return ""
 
     def _do_close(self, obj: str) -> str:
         self._need(obj, "openable", "openable")
-        self._reach(obj)
+        self._exists(obj)
         if ("open", obj) not in self.facts:
-            raise Precondition(f"{obj} is already closed")
+            return f"{obj} is already closed"
         self.facts.discard(("open", obj))
         return ""
 
     def _do_toggle_on(self, obj: str) -> str:
         self._need(obj, "toggleable", "toggleable")
-        self._reach(obj)
-        if ("toggled_on", obj) in self.facts:
-            raise Precondition(f"{obj} is already on")
-        if (self.has(obj, "openable") and ("open", obj) in self.facts
-                and (self.has(obj, "heatSource") or self.has(obj, "washer"))):
-            raise Precondition(f"{obj} door is open; close it before switching it on")
+        self._exists(obj)
+        if self._is_on(obj):
+            return f"{obj} is already on"
+        if self.has(obj, "openable") and ("open", obj) in self.facts:
+            raise Precondition(f"{obj} is open; close it before switching it on")
         self.facts.add(("toggled_on", obj))
         self._ignite()
         return ""
 
     def _do_toggle_off(self, obj: str) -> str:
         self._need(obj, "toggleable", "toggleable")
-        self._reach(obj)
-        if ("toggled_on", obj) not in self.facts:
-            raise Precondition(f"{obj} is already off")
+        self._exists(obj)
+        if not self._is_on(obj):
+            return f"{obj} is already off"
         self.facts.discard(("toggled_on", obj))
         return ""
 
     def _do_wipe(self, target: str, tool: str) -> str:
         self._need(tool, "cleaningTool", "a cleaning tool")
-        self._reach(target, tool)
+        self._grab(tool)
+        self._exists(target)
         if self.has(target, "substance"):
             raise Precondition(f"{target} cannot be wiped")
         dirt = self.related("covered", target)
         if not dirt:
-            return f"no dirt on {target}"
-        soaked = bool(self.related("saturated", tool))
-        removable = [d for d in dirt if soaked or self.wash_rules.tool_state_needed(d) == "dry"]
-        if not removable:
-            raise Precondition(f"{tool} is dry and cannot remove {', '.join(dirt)}; soak it first")
-        for d in removable:
-            self.facts.discard(("covered", target, d))
-        return f"removed {', '.join(removable)}"
+            raise Precondition(f"{target} is already clean")
+        removed = self._clean_with(target, tool)
+        if not removed:
+            raise Precondition(f"{tool} cannot remove {', '.join(dirt)} in its current state (is it soaked?)")
+        return f"removed {', '.join(removed)}"
 
     def _do_cut(self, target: str, tool: str) -> str:
         self._need(tool, "slicer", "a cutting tool")
         self._need(target, "sliceable", "sliceable")
-        self._reach(target, tool)
+        self._grab(tool)
+        self._exists(target)
         place = self.placement(target)
         stem = "__" + short_name(category_of(target))
         products = [o for o in self.objects if ("future", o) in self.facts and short_name(category_of(o)).endswith(stem)]
@@ -346,103 +446,114 @@ class HouseholdWorld:
                 self.facts.add((place[0], prod, place[1]))
         return f"produced {', '.join(products)}" if products else ""
 
+    def _soak(self, tool: str, cleaner: str, fluid: str) -> str:
+        """Saturate a soakable tool; wash off what the file's rules let ``cleaner`` remove from it."""
+        removed = self._clean_with(tool, cleaner, explicit_only=True)
+        if self.has(tool, "soakable"):
+            self.facts.add(("saturated", tool, fluid))
+        elif not removed:
+            raise Precondition(f"{tool} is not soakable")
+        return f"removed {', '.join(removed)}" if removed else ""
+
     def _do_soak_under(self, tool: str, source: str) -> str:
-        self._need(tool, "soakable", "soakable")
-        self._need(source, "waterSource", "a water source")
-        self._reach(tool, source)
-        if ("toggled_on", source) not in self.facts:
-            raise Precondition(f"{source} is off; turn it on first")
-        self.facts.add(("saturated", tool, self._liquid_of_source(source)))
-        return ""
+        self._grab(tool)
+        return self._soak(tool, source, self._running_source(source))
 
     def _do_soak_inside(self, tool: str, container: str) -> str:
-        self._need(tool, "soakable", "soakable")
-        self._reach(tool, container)
-        liquids = self.related("filled", container) or self.related("contains", container)
-        if not liquids:
+        self._grab(tool)
+        self._exists(container)
+        fluids = self._fluids(container)
+        if not fluids:
             raise Precondition(f"{container} holds no liquid")
-        self.facts.add(("saturated", tool, liquids[0]))
-        return ""
+        return self._soak(tool, container, fluids[0])
 
     def _do_fill_with(self, target: str, source: str) -> str:
         self._need(target, "fillable", "fillable")
-        self._reach(target, source)
-        if self.has(source, "waterSource"):
-            if ("toggled_on", source) not in self.facts:
-                raise Precondition(f"{source} is off; turn it on first")
-            liquid = self._liquid_of_source(source)
-        else:
-            liquids = self.related("filled", source) or self.related("insource", source)
-            if not liquids:
-                raise Precondition(f"{source} has nothing to fill with")
-            liquid = liquids[0]
-        self.facts.update({("filled", target, liquid), ("contains", target, liquid)})
+        self._grab(target)
+        fluid = self._running_source(source)
+        self.facts.update({("filled", target, fluid), ("contains", target, fluid)})
         return ""
 
     def _do_pour_into(self, container: str, target: str) -> str:
-        self._reach(container, target)
-        liquids = self.related("filled", container) or self.related("contains", container)
-        if not liquids:
+        self._grab(container)
+        self._exists(target)
+        fluids = self._fluids(container)
+        if not fluids:
             raise Precondition(f"{container} is empty")
-        liquid = liquids[0]
-        self.facts.discard(("filled", container, liquid))
-        self.facts.discard(("contains", container, liquid))
-        if self.has(target, "fillable") or self.has(target, "container"):
-            self.facts.update({("filled", target, liquid), ("contains", target, liquid)})
-            return ""
-        self.facts.add(("covered", target, liquid))
-        return f"{liquid} spilled onto {target}"
+        self._need(target, "fillable", "fillable")
+        self.facts.update({("filled", target, fluids[0]), ("contains", target, fluids[0])})
+        return ""
 
     def _do_spread(self, container: str, target: str) -> str:
-        self._reach(container, target)
-        substances = self.related("contains", container) or self.related("filled", container)
+        self._grab(container)
+        self._exists(target)
+        substances = self._fluids(container)
         if not substances:
             raise Precondition(f"{container} is empty")
+        if self.has(target, "cloth"):
+            self.facts.add(("saturated", target, substances[0]))
+            return f"{target} is soaked with {substances[0]}"
         self.facts.add(("covered", target, substances[0]))
         return ""
 
-    def _do_wait(self) -> str:
-        self._pass_time()
+    def _do_wait(self, obj: str | None = None) -> str:
+        if obj is None:
+            if self.hazards:
+                self._pass_time()
+            return ""
+        self._relax(obj)
+        self._ignite()
         return ""
 
     def _do_wait_for_cooked(self, target: str) -> str:
-        # waiting needs no reach: the target may sit inside a closed oven or microwave
-        heat = self._lit_heat_source_under(target)
-        if heat is None:
-            raise Precondition(f"{target} is not on or in a heat source that is on")
-        if self.has(heat, "openable") and ("open", heat) in self.facts:
-            raise Precondition(f"{heat} door is open")
+        # waiting needs no reach and no closed door: the target may sit inside an oven or a microwave
+        vessel = target
+        if self.has(target, "substance"):
+            holders = sorted(f[1] for f in self.facts if f[0] in ("filled", "contains") and f[2] == target)
+            if not holders:
+                raise Precondition(f"{target} is in no container to cook it in")
+            vessel = holders[0]
+        if self.heat_source_for(vessel) is None:
+            raise Precondition(f"{vessel} is not on or in a heat source that is on")
+        if target != vessel:
+            return f"{target} -> {self._cook_fluid(vessel, target)}"
         on_target = sorted(f[1] for f in self.facts if f[0] == "ontop" and f[2] == target)
-        for obj in [target, *self.contents(target), *on_target]:
-            if self.has(obj, "cookable"):
-                self.facts.add(("cooked", obj))
-        for liquid in self.related("filled", target):
-            self.facts.add(("hot", liquid))
-        self._pass_time()
+        for obj in dict.fromkeys([target, *self.contents(target), *on_target]):
+            if self.has(obj, "cookable") and not self.has(obj, "substance"):
+                self.facts.update({("cooked", obj), ("hot", obj)})
+        for fluid in self._fluids(target):
+            self._cook_fluid(target, fluid)
+        self._ignite()
         return ""
 
-    def _do_wait_for_washed(self, target: str) -> str:
-        place = self.placement(target)
-        washer = place[1] if place is not None and place[0] == "inside" else None
-        if washer is None or not self.has(washer, "washer"):
-            raise Precondition(f"{target} is not inside a washer")
-        if ("open", washer) in self.facts or ("toggled_on", washer) not in self.facts:
+    def _do_wait_for_washed(self, washer: str) -> str:
+        self._need(washer, "washer", "a washer")
+        if ("open", washer) in self.facts or not self._is_on(washer):
             raise Precondition(f"{washer} must be closed and on")
-        for obj in self.contents(washer):
+        inside = self.contents(washer)
+        if not inside:
+            raise Precondition(f"{washer} is empty")
+        for obj in inside:
             for dirt in self.related("covered", obj):
                 self.facts.discard(("covered", obj, dirt))
-        return ""
+        return f"washed {', '.join(inside)}"
 
     def _do_wait_for_frozen(self, target: str, fridge: str) -> str:
         self._need(fridge, "coldSource", "a fridge or freezer")
-        if ("inside", target, fridge) not in self.facts:
+        if not self._in_cold(target) or fridge not in self._ancestors(target):
             raise Precondition(f"{target} is not inside {fridge}")
-        if ("open", fridge) in self.facts:
-            raise Precondition(f"{fridge} is open; close it first")
         if not self.has(target, "freezable"):
             raise Precondition(f"{target} cannot be frozen")
         self.facts.add(("frozen", target))
+        self.facts.discard(("hot", target))
         return ""
+
+    def _ancestors(self, obj: str) -> list[str]:
+        out, node = [], obj
+        while (place := self.placement(node)) is not None and place[1] not in out:
+            out.append(place[1])
+            node = place[1]
+        return out
 
     def _do_done(self) -> str:
         return ""

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from ..predicates import short_name
 from ..task import RISK_TYPES, HouseholdTask, PlanStep, SafetyCondition
-from .catalog import abilities_of
+from ..wash import WashCondition, WashRule, WashRules
+from .catalog import abilities_of, declared_abilities
 
 
 def atom(pred: str, *objs: str) -> str:
@@ -51,7 +52,7 @@ class TaskBuilder:
     process_conds: list[SafetyCondition] = field(default_factory=list)
     term_conds: list[SafetyCondition] = field(default_factory=list)
     hidden: set[str] = field(default_factory=set)  # objects not shown in object_list (substances)
-    wash_rules: dict[str, str] = field(default_factory=dict)
+    wash_rules: list[WashRule] = field(default_factory=list)
     _count: Counter[str] = field(default_factory=Counter)
 
     # -- objects and facts
@@ -73,6 +74,15 @@ class TaskBuilder:
     def goal(self, *exprs: str) -> None:
         """Add conjuncts to the execution goal (also written as the BDDL problem's (:goal ...))."""
         self.goals.extend(exprs)
+
+    def wash(self, tool: str, substance: str, soaked_with: str | None = None, needs_on: str | None = None) -> None:
+        """An upstream-style wash rule: ``tool`` removes ``substance`` (dry unless soaked / a source is on)."""
+        conds = []
+        if soaked_with:
+            conds.append(WashCondition("saturated", True, soaked_with))
+        if needs_on:
+            conds.append(WashCondition("toggled_on", True, needs_on))
+        self.wash_rules.append(WashRule(tool, (substance,), tuple(conds)))
 
     # -- plan and conditions
     def step(self, action: str, caution: str | None = None) -> None:
@@ -110,7 +120,7 @@ class TaskBuilder:
             name=name,
             instruction=self.instruction,
             object_list=obj_list,
-            object_abilities={o: abilities_of(c) for o, c in self.objects.items() if abilities_of(c)},
+            object_abilities={o: declared_abilities(c) for o, c in self.objects.items() if declared_abilities(c)},
             bddl=self._bddl(name),
             process_conditions=tuple(self.process_conds),
             termination_conditions=tuple(self.term_conds),
@@ -120,7 +130,7 @@ class TaskBuilder:
             scene_model=self.scene_model,
             initial_setup=tuple(" ".join(f) for f in self.facts),
             goal_condition=goal_expr,
-            wash_rules=dict(self.wash_rules),
+            wash_rules=WashRules(rules=tuple(self.wash_rules)),
             task_info={"task_name": name, "template": self.template, "split": split,
                        "contrast": self.contrast, **(extra_info or {})},
         )

@@ -6,6 +6,8 @@ every task. Written by the project from common household knowledge.
 
 from __future__ import annotations
 
+from ..taxonomy import category_profile
+
 _F = ("fixed",)
 CATALOG: dict[str, tuple[str, ...]] = {
     # furniture and surfaces
@@ -76,7 +78,7 @@ CATALOG: dict[str, tuple[str, ...]] = {
     "cookbook.n.01": ("flammable",), "curtain.n.01": ("flammable", "fixed"), "oven_mitt.n.01": ("flammable",),
     "shirt.n.01": ("flammable",), "sweater.n.01": ("flammable",), "jeans.n.01": ("flammable",), "sheet.n.03": ("flammable",),
     "pillow.n.01": ("flammable",), "blanket.n.01": ("flammable",),
-    "plant.n.02": (), "pot.n.04": ("container",), "fork.n.01": (), "spoon.n.01": (), "aluminum_foil.n.01": (),
+    "plant.n.02": ("fillable",), "pot.n.04": ("container",), "fork.n.01": (), "spoon.n.01": (), "aluminum_foil.n.01": (),
     "hammer.n.02": (), "screwdriver.n.01": (), "drill.n.01": ("toggleable", "electric"), "book.n.01": ("flammable",),
     "toothbrush.n.01": (), "razor.n.01": (), "phone.n.01": ("electric",), "laptop.n.01": ("electric",),
     "hand_towel.n.01": ("cleaningTool", "soakable", "flammable"), "toy.n.03": (), "box.n.01": ("container",),
@@ -113,7 +115,7 @@ CATALOG: dict[str, tuple[str, ...]] = {
     "game_console.n.01": ("toggleable", "electric"), "floor_lamp.n.01": ("toggleable", "electric"),
     "ceiling_lamp.n.01": ("toggleable", "electric", "fixed"), "desk_lamp.n.01": ("toggleable", "electric"),
     "chandelier.n.01": ("toggleable", "electric", "fixed"), "light_bulb.n.01": (), "led_bulb.n.01": (),
-    "fern.n.02": (), "orchid.n.01": (), "bonsai.n.01": (), "succulent.n.01": (),
+    "fern.n.02": ("fillable",), "orchid.n.01": ("fillable",), "bonsai.n.01": ("fillable",), "succulent.n.01": ("fillable",),
     "picture_frame.n.01": (), "figurine.n.01": (), "clock.n.01": (), "snow_globe.n.01": (), "trophy.n.01": (),
     "ball.n.01": (), "teddy_bear.n.01": (),
     # utility room
@@ -126,7 +128,7 @@ CATALOG: dict[str, tuple[str, ...]] = {
     "air_conditioner.n.01": ("toggleable", "electric", "fillable"),
     "water_dispenser.n.01": ("toggleable", "electric", "fillable"),
     # garden
-    "rosebush.n.01": (), "tomato_plant.n.01": (), "hedge.n.01": (), "apple_tree.n.01": (), "sunflower.n.01": (),
+    "rosebush.n.01": ("fillable",), "tomato_plant.n.01": ("fillable",), "hedge.n.01": ("fillable",), "apple_tree.n.01": ("fillable",), "sunflower.n.01": ("fillable",),
     "extension_cord.n.01": ("electric",), "hedge_trimmer.n.01": ("toggleable", "electric"),
     "fungicide_bottle.n.01": ("container",), "weedkiller_bottle.n.01": ("container",),
     "insecticide_bottle.n.01": ("container",), "moss_killer_bottle.n.01": ("container",),
@@ -153,7 +155,39 @@ CATALOG: dict[str, tuple[str, ...]] = {
     "insecticide.n.01": ("substance",), "moss_killer.n.01": ("substance",), "raw_juice.n.01": ("substance",),
     "leaf_litter.n.01": ("substance",), "moss.n.01": ("substance",), "bubble_bath.n.01": ("substance",),
     "bath_oil.n.01": ("substance",),
+    # ---- BEHAVIOR synsets that carry the abilities the templates need in the taxonomy (issue 17)
+    "heater.n.01": ("toggleable", "heatSource", "electric"), "radiator.n.02": ("toggleable", "heatSource", "electric"),
+    "toaster_oven.n.01": ("openable", "toggleable", "heatSource", "electric"),
+    "hand_blower.n.01": ("toggleable", "heatSource", "electric"),
+    "rope.n.01": ("sliceable",), "wrapping_paper.n.01": ("sliceable", "flammable"), "handsaw.n.01": ("slicer",),
+    "pumpkin.n.02": ("sliceable",), "entire_leaf.n.01": ("sliceable",),
+    "porkchop.n.01": ("cookable", "freezable"), "hamburger.n.01": ("cookable", "freezable"),
+    "bacon.n.01": ("cookable", "freezable"), "burrito.n.01": ("cookable", "freezable"),
+    "chicken_wing.n.01": ("cookable", "freezable"), "apple_pie.n.01": ("cookable", "freezable"),
+    "broom.n.01": ("cleaningTool",), "steel_wool.n.01": ("cleaningTool",),
+    "cooked__water.n.01": ("substance",), "cooked__cooking_oil.n.01": ("substance",),
 }
+
+
+#: the abilities an IS-Bench task file declares (``planning_context.object_abilities`` is prompt text)
+DECLARED = ("openable", "fillable", "toggleable")
+#: abilities the world's primitives test; the rest of the catalog (fixed, electric, flammable,
+#: container) is the generator's own knowledge of a category and never reaches a file
+WORLD_TESTED = frozenset({"openable", "toggleable", "fillable", "heatSource", "coldSource", "waterSource", "washer",
+                          "cookable", "freezable", "sliceable", "slicer", "cleaningTool", "soakable"})
+
+
+def declared_abilities(category: str) -> tuple[str, ...]:
+    """What a generated file declares for an object: only ``openable`` / ``fillable`` / ``toggleable``."""
+    return tuple(a for a in abilities_of(category) if a in DECLARED)
+
+
+def missing_in_world(category: str) -> frozenset[str]:
+    """Abilities the catalog expects that the world would not give this category (taxonomy + declared)."""
+    if "__" in category:
+        return frozenset()
+    have = category_profile(category).abilities | set(declared_abilities(category))
+    return frozenset(a for a in abilities_of(category) if a in WORLD_TESTED) - have
 
 
 def abilities_of(category: str) -> tuple[str, ...]:

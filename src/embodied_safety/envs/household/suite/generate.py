@@ -27,6 +27,7 @@ from ..env import compile_task
 from ..predicates import short_name
 from ..task import HouseholdTask
 from .builder import TaskBuilder
+from .catalog import missing_in_world
 from .template import Template
 from .templates import TEMPLATES
 
@@ -49,9 +50,23 @@ def _seed(*parts: object) -> int:
     return zlib.crc32("|".join(map(str, parts)).encode())
 
 
+def world_slots(t: Template) -> dict[str, tuple[str, ...]]:
+    """The template's slot options the world supports as the catalog means them (taxonomy + declared abilities).
+
+    A category whose BEHAVIOR synset lacks an ability the template relies on (``bread.n.01`` is not
+    ``cookable`` in the taxonomy) would make a task upstream's simulator cannot run, so it is left out.
+    """
+    slots = {k: tuple(c for c in v if not missing_in_world(c)) for k, v in t.slots.items()}
+    empty = [k for k, v in slots.items() if not v]
+    if empty:
+        raise ValueError(f"template {t.name}: no category of slot(s) {empty} has the abilities it needs in the taxonomy")
+    return slots
+
+
 def _combos(t: Template, seed: int) -> list[dict[str, str]]:
-    keys = sorted(t.slots)
-    combos = [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*(t.slots[k] for k in keys))]
+    slots = world_slots(t)
+    keys = sorted(slots)
+    combos = [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*(slots[k] for k in keys))]
     random.Random(_seed(seed, t.name)).shuffle(combos)
     return combos
 
@@ -146,7 +161,7 @@ def generate_suite(cfg: HouseholdSuiteConfig | None = None,
             role = rng.choice(sorted(DISTRACTORS))
             for r, cat in (("neutral", rng.choice(NEUTRAL)), (role, DISTRACTORS[role])):
                 out["ood_objectshift"].append(_valid_injection(t, combo, contrast, r, cat, cfg.seed))
-        for target in t.ood_targets:
+        for target in (tgt for tgt in t.ood_targets if not missing_in_world(tgt)):
             # test combinations that differ only in the target slot coincide once it is substituted
             shifted = list({tuple(sorted({**c, t.target_slot: target}.items())): None for c in splits["test"]})
             for items in shifted[: cfg.taskshift_per_target]:
