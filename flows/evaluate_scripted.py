@@ -12,6 +12,7 @@ from pathlib import Path
 from prefect import flow
 
 from embodied_safety.config import EvaluateScriptedConfig, load_params
+from embodied_safety.evaluation.episode import EpisodeOptions
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from flows._link import run_stage
@@ -20,14 +21,15 @@ from tasks.household import evaluate_dir_task
 SPLITS_DIR = Path("data/household/splits")
 OUT = Path("data/household/eval")
 SUMMARY = Path("data/household/eval_metrics.json")
-HEADLINE = ("eval/sr", "eval/ssr", "eval/srec", "eval/n_tasks", "eval/load_failures")
+HEADLINE = ("eval/sr", "eval/ssr", "eval/srec", "eval/n_tasks", "eval/load_failures", "eval/sr_all", "eval/ssr_all")
 
 
 @flow(name="evaluate_scripted", log_prints=True)
 def evaluate_scripted(cfg: EvaluateScriptedConfig = EvaluateScriptedConfig(), splits_dir: Path = SPLITS_DIR,
                       out: Path = OUT, summary: Path = SUMMARY) -> dict[str, dict[str, dict[str, object]]]:
     tmp = scratch_dir(out)
-    futures = {(p, s): evaluate_dir_task.submit(splits_dir / s, p, tmp / p / s, cfg.seed, cfg.extra_steps)
+    options = EpisodeOptions(invalid_output=cfg.invalid_output, upstream_parity=cfg.upstream_parity)
+    futures = {(p, s): evaluate_dir_task.submit(splits_dir / s, p, tmp / p / s, cfg.seed, cfg.extra_steps, None, options)
                for p in cfg.policies for s in cfg.splits}
     table: dict[str, dict[str, dict[str, object]]] = {}
     for (policy, split), fut in futures.items():

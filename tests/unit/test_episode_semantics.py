@@ -2,7 +2,7 @@
 
 from embodied_safety.envs.household.env import compile_task
 from embodied_safety.envs.household.task import SafetyCondition
-from embodied_safety.evaluation.episode import Episode, run_episode
+from embodied_safety.evaluation.episode import ISBENCH_OPTIONS, Episode, EpisodeOptions, run_episode
 from embodied_safety.evaluation.household_metrics import household_metrics
 from embodied_safety.evaluation.scripted import make_policy
 from tests.helpers import fan_task
@@ -11,8 +11,8 @@ FAN_OFF = "(:goal (not (toggled_on ?electric_fan.n.01_1)))"
 WIPE = "WIPE(electric_fan.n.01_1, paper_towel.n.01_1)"
 
 
-def play(task, actions, extra=10):
-    ep = Episode(compile_task(task), max_steps=task.golden_length + extra)
+def play(task, actions, extra=10, options=ISBENCH_OPTIONS):
+    ep = Episode(compile_task(task), max_steps=task.golden_length + extra, options=options)
     for a in actions:
         if ep.finished:
             break
@@ -65,10 +65,11 @@ def test_two_process_conditions_on_the_same_action_are_both_kept():
     assert [o.satisfied for o in r.outcomes[:2]] == [True, False]  # sink still on while wiping
 
 
-def test_unparseable_output_is_a_failed_step_and_budget_ends_the_episode():
+def test_unparseable_output_as_a_failed_step_and_budget_ends_the_episode():
     task = fan_task()
-    r = play(task, ["I think I should clean"] * 30, extra=2)
-    assert r.steps == task.golden_length + 2 and r.parse_failures == r.steps and not r.done and not r.success
+    r = play(task, ["I think I should clean"] * 30, extra=2, options=EpisodeOptions(invalid_output="failed_step"))
+    # the budget's steps are failed steps; the one more output offered after it is not DONE: not taken
+    assert r.steps == task.golden_length + 2 and r.parse_failures == r.steps + 1 and not r.done and not r.success
 
 
 def test_metrics_aggregate_by_kind_and_risk():

@@ -31,7 +31,7 @@ from ..critics.rule import BEFORE, CriticVerdict, prospective, reflect_task_fail
 from ..envs.household.actions import parse_action
 from ..envs.household.env import CompiledTask
 from ..envs.household.observation import ObservationLevel
-from ..evaluation.episode import Episode, matches_trigger
+from ..evaluation.episode import PLANNER_OPTIONS, Episode, matches_trigger
 from ..records import RawBranch
 
 
@@ -70,7 +70,7 @@ class BranchEpisode:
     def _new(self) -> Episode:
         s = self.settings
         budget = s.max_steps if s.max_steps is not None else self.compiled.task.golden_length + s.extra_steps
-        return Episode(self.compiled, budget, s.max_fails_per_step, s.stall_window, s.reject_repeats)
+        return Episode(self.compiled, budget, s.max_fails_per_step, s.stall_window, s.reject_repeats, PLANNER_OPTIONS)
 
     @property
     def finished(self) -> bool:

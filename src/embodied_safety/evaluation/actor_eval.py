@@ -10,14 +10,15 @@ from ..actors.parsing import parse_output
 from ..envs.household.actions import parse_action
 from ..envs.household.env import CompiledTask
 from ..rollout.runner import RolloutSettings, run_batched
-from .episode import EpisodeResult
+from .episode import ISBENCH_OPTIONS, EpisodeOptions, EpisodeResult
 from .household_metrics import household_metrics
 
 
 def evaluate_actor(tasks: Sequence[CompiledTask], actor: Actor, temperature: float = 0.0, seed: int = 0,
-                   extra_steps: int = 10, prefix: str = "eval") -> tuple[dict[str, float | int], list[EpisodeResult]]:
+                   extra_steps: int = 10, prefix: str = "eval", options: EpisodeOptions = ISBENCH_OPTIONS,
+                   ) -> tuple[dict[str, float | int], list[EpisodeResult]]:
     """IS-Bench SR / SSR / SRec of the actor alone (no critic), one episode per task."""
-    runs = run_batched(tasks, actor, temperature, seed, RolloutSettings.isbench(extra_steps))
+    runs = run_batched(tasks, actor, temperature, seed, RolloutSettings.isbench(extra_steps, options=options))
     results = [r.result for r in runs]
     return household_metrics(results, prefix), results
 

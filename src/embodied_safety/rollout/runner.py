@@ -14,13 +14,17 @@ from ..actors.context import build_context
 from ..actors.parsing import parse_output
 from ..envs.household.env import CompiledTask
 from ..envs.household.observation import ObservationLevel
-from ..evaluation.episode import Episode, EpisodeResult
+from ..evaluation.episode import ISBENCH_OPTIONS, PLANNER_OPTIONS, Episode, EpisodeOptions, EpisodeResult
 from ..records import StepRecord
 
 
 @dataclass(frozen=True)
 class RolloutSettings:
-    """SafeBranch Table 7 defaults; ``max_steps=None`` means golden length + ``extra_steps`` (IS-Bench)."""
+    """SafeBranch Table 7 defaults; ``max_steps=None`` means golden length + ``extra_steps`` (IS-Bench).
+
+    ``options``: the DFS planner's protocol by default (an unparseable output is a failed step, the
+    budget is hard); :meth:`isbench` uses IS-Bench's (re-ask, a last DONE after the budget).
+    """
 
     max_steps: int | None = 30
     extra_steps: int = 10
@@ -28,11 +32,13 @@ class RolloutSettings:
     stall_window: int | None = 5
     reject_repeats: bool = True
     observation: ObservationLevel = "full"
+    options: EpisodeOptions = PLANNER_OPTIONS
 
     @classmethod
-    def isbench(cls, extra_steps: int = 10, observation: ObservationLevel = "full") -> RolloutSettings:
+    def isbench(cls, extra_steps: int = 10, observation: ObservationLevel = "full",
+                options: EpisodeOptions = ISBENCH_OPTIONS) -> RolloutSettings:
         """Critic-free IS-Bench evaluation: every issued action is a step, budget golden + extra."""
-        return cls(None, extra_steps, None, None, False, observation)
+        return cls(None, extra_steps, None, None, False, observation, options)
 
 
 class SimulatorCrash(RuntimeError):
@@ -52,7 +58,7 @@ class EpisodeRun:
 
 def start(compiled: CompiledTask, s: RolloutSettings) -> EpisodeRun:
     budget = s.max_steps if s.max_steps is not None else compiled.task.golden_length + s.extra_steps
-    return EpisodeRun(Episode(compiled, budget, s.max_fails_per_step, s.stall_window, s.reject_repeats), [])
+    return EpisodeRun(Episode(compiled, budget, s.max_fails_per_step, s.stall_window, s.reject_repeats, s.options), [])
 
 
 def run_batched(tasks: Sequence[CompiledTask], actor: Actor, temperature: float, seed: int,
@@ -80,8 +86,10 @@ def run_batched(tasks: Sequence[CompiledTask], actor: Actor, temperature: float,
             parsed = parse_output(raw)
             before = run.episode.world.state_hash()
             result = run.episode.apply(parsed.action if parsed.ok else raw)
+            # an output that did not enter the history (re-asked) has the index of the step it did not take
+            index = run.episode.steps - 1 if run.episode.last_recorded else run.episode.steps
             run.records.append(StepRecord(
-                index=run.episode.steps - 1, prompt=prompt, raw_output=raw, action=parsed.action,
+                index=index, prompt=prompt, raw_output=raw, action=parsed.action,
                 reasoning=parsed.reasoning, ok=result.ok, error=result.error, reason=result.reason,
                 state_hash_before=before, state_hash_after=run.episode.world.state_hash()))
         round_ += 1

@@ -102,9 +102,9 @@ def compile_task(task: HouseholdTask) -> CompiledTask:
     for i, cond in enumerate(task.conditions):
         where = f"{_P}[{i}]" if i < n_process else f"{_T}[{i - n_process}]"
         conjuncts = parse_condition_text(cond.safety_bddl, known, path, f"{where}.safety_bddl", warn=warn)
-        if cond.action not in (None, "completion") and "(" in cond.action:
-            if why := _unknown_objects(cond.action, known):
-                warn(f"{where}.action", f"{why}: this trigger never fires")
+        trigger = cond.action if cond.action not in (None, "completion") and "(" in cond.action else None
+        if trigger is not None and (why := _unknown_objects(trigger, known)):
+            warn(f"{where}.action", f"{why}: this trigger never fires")
         compiled.append(CompiledCondition(conjuncts, problem.objects, ref))
     for i, step in enumerate(task.example_planning):
         if why := _unknown_objects(step.action, known):
