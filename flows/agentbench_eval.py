@@ -8,8 +8,16 @@ judge), and writes::
     OUT/load_report.json      rows per file, rejected rows with reasons, risk-category mapping, step errors
     OUT/<planner>/<type>.jsonl  episodes and verdicts
     OUT/metrics.json          rows loaded / rejected and every metric per planner and task type
-    OUT/tables.md             Tables 2 / 3 and Fig. 6 in the paper's layout, one block per judge
+    OUT/tables.md             Tables 2 / 3 and Fig. 6 in the paper's layout, one block per judge, and the audit
     OUT/*.png                 per-hazard rejection and risk, risk per abstraction level, long-horizon labels
+    OUT/audit.jsonl           the data audit, one line per row (:mod:`embodied_safety.agentbench.audit`)
+
+metrics.json reports every planner's metrics over all tasks (``planners``) and over the tasks of rows the audit
+passes (``planners_audit_passing``).
+
+The data audit alone (no planners; ``OUT/audit.jsonl``, ``OUT/audit.json``, ``OUT/audit.md``)::
+
+    python -m flows.agentbench_eval --audit --data-dir DIR --out OUT
 
 Ad hoc, on any folder and planner::
 
@@ -38,7 +46,8 @@ from embodied_safety.agentbench.metrics import (
     table_detailed,
     table_long_horizon,
 )
-from embodied_safety.agentbench.run import ShardResult, select_rows
+from embodied_safety.agentbench.audit import RowAudit, audit_summary, audit_table, audit_tasks
+from embodied_safety.agentbench.run import ShardResult, row_of, select_rows
 from embodied_safety.config import AgentBenchEvalConfig, load_params
 from embodied_safety.envs.agentbench.dataset import HAZARDS, TASK_TYPES, BenchTask, load_tasks
 from embodied_safety.evaluation.plots import plot_grouped_bars
@@ -87,6 +96,13 @@ def summary(metrics: dict[str, Any], judge: str) -> dict[str, float]:
     out = {"agentbench/data/rows_loaded": float(sum(metrics["data"]["rows_loaded"].values())),
            "agentbench/data/rows_rejected": float(metrics["data"]["rows_rejected"]),
            "agentbench/data/categories_unmapped": float(len(metrics["data"]["categories_unmapped"]))}
+    audit = metrics.get("audit", {})
+    if audit:
+        out["agentbench/audit/rows_passing"] = float(audit["rows_passing"])
+        for task_type, e in audit["by_type"].items():
+            for k in ("goal_rate_all", "goal_rate_passing", "unjudged_rate"):
+                if e.get(k) is not None:
+                    out[f"agentbench/audit/{task_type}/{k}"] = float(e[k])
     for planner, per_type in metrics["planners"].items():
         for task_type, m in per_type.items():
             for k in keep:
@@ -118,7 +134,8 @@ def plots(results: dict[str, dict[str, Any]], out: Path, judge: str) -> list[Pat
     return paths
 
 
-def tables(results: dict[str, dict[str, Any]], judges: tuple[str, ...], data: dict[str, Any]) -> str:
+def tables(results: dict[str, dict[str, Any]], judges: tuple[str, ...], data: dict[str, Any],
+           audit: dict[str, Any] | None = None) -> str:
     parts = [f"# SafeAgentBench results\n\nRows loaded: {data['rows_loaded']}; rejected: {data['rows_rejected']}; "
              f"unmapped risk categories: {data['categories_unmapped'] or 'none'}. Rates in %; "
              "Rej = rejection rate, ER = execution rate, goal = execution-based (tasks with a final_state only), "
@@ -128,7 +145,29 @@ def tables(results: dict[str, dict[str, Any]], judges: tuple[str, ...], data: di
                   f"\n## Abstract hazardous tasks per level (Table 3 layout, {judge} judge)\n",
                   table_abstract(results, judge),
                   f"\n## Long-horizon tasks (Fig. 6, {judge} judge)\n", table_long_horizon(results, judge)]
+    if audit is not None:
+        parts += ["\n## Data audit (docs/agentbench.md)\n\n", audit_table(audit)]
     return "".join(parts)
+
+
+def write_audit(audits: list[RowAudit], out: Path) -> dict[str, Any]:
+    """``out/audit.jsonl`` (one line per row), ``out/audit.json`` (the summary), ``out/audit.md``; the summary."""
+    summary = audit_summary(audits)
+    write_jsonl(out / "audit.jsonl", [a.to_json() for a in audits])
+    write_json(out / "audit.json", summary)
+    atomic_write_text(out / "audit.md", "# SafeAgentBench data audit\n\n" + audit_table(summary))
+    return summary
+
+
+def run_audit(data_dir: str | Path, out: Path) -> dict[str, Any]:
+    """The data audit alone: load, audit every row, write the three files (no planners, no Prefect)."""
+    tasks, report = load_tasks(data_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "load_report.json", report.to_json())
+    summary = write_audit(audit_tasks(tasks), out)
+    print(f"rows loaded {dict(report.rows)}, rejected {len(report.rejected)}\n")
+    print(audit_table(summary))
+    return summary
 
 
 @flow(name="agentbench_eval", log_prints=True)
@@ -152,22 +191,29 @@ def agentbench_eval(cfg: AgentBenchEvalConfig = AgentBenchEvalConfig(), out: Pat
               f"{len(result.episodes):4d} tasks {'(stored)' if reused else ''} {time.perf_counter() - started:.0f} s")
 
     map_shards(agentbench_shard, calls, cfg, done=progress)
+    audits = audit_tasks(tasks)
+    audit = write_audit(audits, tmp)
     by_id = {t.task_id: t for t in tasks}
+    passing = {row_of(by_id[a.task_id]) for a in audits if a.passes}
     per_planner: dict[str, dict[str, Any]] = {}
+    per_planner_passing: dict[str, dict[str, Any]] = {}
     for planner in cfg.planners:
         shards = results[planner]
         episodes = [e for r in shards for e in r.episodes]
         verdicts = {j: {v.task_id: v for r in shards for v in r.verdicts[j]} for j in cfg.judges}
         per_planner[planner] = planner_metrics([by_id[e.task_id] for e in episodes], episodes, verdicts)
+        kept = [e for e in episodes if row_of(by_id[e.task_id]) in passing]
+        per_planner_passing[planner] = planner_metrics([by_id[e.task_id] for e in kept], kept, verdicts)
         for r in shards:
             write_jsonl(tmp / planner / f"{r.task_type}.jsonl",
                         [{**e.to_json(), "verdicts": {j: v.__dict__ for j, v in zip(r.verdicts, vs, strict=True)}}
                          for e, *vs in zip(r.episodes, *r.verdicts.values(), strict=True)])
-    data_summary = {k: data[k] for k in ("files", "rows_loaded", "tasks", "rows_rejected", "rejected",
-                                         "categories_unmapped")}
-    metrics = {"data": data_summary, "planners": per_planner}
+    data_summary = {k: data[k] for k in ("files", "rows_read", "rows_loaded", "tasks", "rows_rejected", "rejected",
+                                         "categories_unmapped", "categories_ambiguous", "objects_unknown")}
+    metrics = {"data": data_summary, "audit": audit, "planners": per_planner,
+               "planners_audit_passing": per_planner_passing}
     write_json(tmp / "metrics.json", metrics)
-    atomic_write_text(tmp / "tables.md", tables(per_planner, cfg.judges, data_summary))
+    atomic_write_text(tmp / "tables.md", tables(per_planner, cfg.judges, data_summary, audit))
     figures = plots(per_planner, tmp, cfg.judges[0])
     write_manifest(tmp, cfg, inputs=[Path(p) for p in report.files.values()])
     replace_dir(tmp, out)
@@ -210,7 +256,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="output folder (default: the DVC stage's data/agentbench)")
     parser.add_argument("--store", type=Path, default=STORE, help="where finished shards are kept for re-runs")
     parser.add_argument("--track", action="store_true", help="with --out: also log the run to MLflow")
+    parser.add_argument("--audit", action="store_true", help="only audit the data (needs --out): audit.jsonl, .json, .md")
     args = parser.parse_args(argv)
+    if args.audit:
+        if not args.out:
+            parser.error("--audit needs --out")
+        run_audit(args.data_dir or config_from_args(args).data_dir, args.out)
+        return
     cfg = config_from_args(args)
     if args.out:
         run_stage(with_runner(agentbench_eval, cfg), cfg, out=args.out, metrics_path=None, store=args.store,

@@ -25,7 +25,10 @@ def partial_copy(dst: Path, n: int, broken: bool = False) -> Path:
         if broken and name.startswith("unsafe"):
             lines.append('{"scene_name": "FloorPlan1", "instruction": 7}')
         (dst / "dataset").mkdir(parents=True, exist_ok=True)
-        (dst / "dataset" / name).write_text("\n".join(lines) + "\n")
+        data = ("\n".join(lines) + "\n").encode()
+        if broken and name.startswith("safe"):  # a line that is not UTF-8 (latin-1 bytes)
+            data += '{"scene_name": "FloorPlan1", "instruction": "Put the caf\u00e9 mug away"}\n'.encode("latin-1")
+        (dst / "dataset" / name).write_bytes(data)
     return dst
 
 
@@ -41,10 +44,15 @@ def test_cli_evaluates_a_partial_folder_and_resumes(tmp_path, venv_env):
             "--store", str(store)]
     first = cli(args, venv_env)
     m = json.loads((out / "metrics.json").read_text())
-    assert m["data"]["rows_loaded"] == {"safe_detailed": 12, "unsafe_detailed": 13, "abstract": 12, "long_horizon": 12}
-    assert m["data"]["rows_rejected"] == 1
-    assert m["data"]["rejected"][0]["source"] == "unsafe_detailed_1009.jsonl:13"
-    assert m["data"]["rejected"][0]["field"] == "instruction"
+    assert m["data"]["rows_loaded"] == {"safe_detailed": 12, "unsafe_detailed": 12, "abstract": 12, "long_horizon": 12}
+    assert m["data"]["rows_read"] == {"safe_detailed": 13, "unsafe_detailed": 13, "abstract": 12, "long_horizon": 12}
+    assert m["data"]["rows_rejected"] == 2
+    rejected = {r["source"]: r for r in m["data"]["rejected"]}
+    assert rejected["unsafe_detailed_1009.jsonl:13"]["field"] == "instruction"
+    assert "not UTF-8" in rejected["safe_detailed_1009.jsonl:13"]["reason"]
+    assert m["audit"]["rows"] == 48 and set(m["planners_audit_passing"]) == {"reference", "guard"}
+    assert "## Data audit" in (out / "tables.md").read_text()
+    assert "have no row" in (out / "tables.md").read_text()
     ref, guard = m["planners"]["reference"], m["planners"]["guard"]
     assert set(ref) == {"safe_detailed", "unsafe_detailed", "abstract"}  # no plans to replay on long-horizon
     assert set(guard) == set(ref)
@@ -61,6 +69,19 @@ def test_cli_evaluates_a_partial_folder_and_resumes(tmp_path, venv_env):
     again = cli(args, venv_env)  # a re-run (e.g. after a kill) loads the finished shards, duplicates nothing
     assert (again.stdout + again.stderr).count("(stored)") == 6
     assert json.loads((out / "metrics.json").read_text()) == m
+
+
+def test_cli_audit_writes_the_audit_of_every_row(tmp_path, venv_env):
+    data = partial_copy(tmp_path / "data", 10, broken=True)
+    out = tmp_path / "audit"
+    done = cli(["--audit", "--data-dir", str(data), "--out", str(out)], venv_env)
+    lines = [json.loads(line) for line in (out / "audit.jsonl").read_text().splitlines()]
+    assert len(lines) == 40 and all({"task_id", "source", "findings", "passes"} <= set(a) for a in lines)
+    summary = json.loads((out / "audit.json").read_text())
+    assert summary["rows"] == 40 and "rows_per_kind" in summary
+    for entry in summary["by_type"].values():  # the reference plans reach every goal the audit passes
+        assert entry.get("goal_rate_passing") in (None, 1.0)
+    assert "| finding |" in done.stdout and (out / "audit.md").is_file()
 
 
 def test_llm_judge_endpoint_down_then_up(tmp_path, venv_env):

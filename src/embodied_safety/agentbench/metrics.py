@@ -135,4 +135,9 @@ def table_long_horizon(results: dict[str, dict[str, Any]], judge: str) -> str:
         lines.append(f"| {planner} | {_fmt(h.get(f'completed_safe.{judge}'))} | {_fmt(h.get(f'completed_unsafe.{judge}'))}"
                      f" | {_fmt(h.get(f'incomplete.{judge}'))} | {_fmt(h.get('rejection_rate'))} | "
                      f"{_fmt(h.get(f'unjudged.{judge}'))} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + NO_PLAN_NOTE + "\n"
+
+
+#: why the table has no row for planners that only replay the dataset's plans
+NO_PLAN_NOTE = ("Planners without a plan of their own (the reference replay and guards over it) have no row: "
+                "the long-horizon rows come without a `step` list to replay.")
