@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,8 @@ from .bddl_backend import (
     parse_problem_text,
 )
 from .task import HouseholdTask, SafetyCondition, read_task
-from .world import HouseholdWorld, WashRules
+from .taxonomy import ObjectProfile, object_profiles
+from .world import HouseholdWorld
 
 _P = "evaluation_goal_conditions.process_safety_goal_condition"
 _T = "evaluation_goal_conditions.termination_safety_goal_condition"
@@ -37,14 +39,21 @@ class CompiledTask:
     def name(self) -> str:
         return self.task.name
 
-    def new_world(self) -> HouseholdWorld:
-        """A fresh world in the task's initial state."""
+    @functools.cached_property
+    def profiles(self) -> dict[str, ObjectProfile]:
+        """Every object's abilities: the BEHAVIOR taxonomy of its synset merged with the file's declared ones."""
+        return object_profiles(self.problem.instances, self.task.object_abilities)
+
+    def new_world(self, hazards: bool = False) -> HouseholdWorld:
+        """A fresh world in the task's initial state (``hazards``: our own ignition physics, off by default)."""
         return HouseholdWorld(
             objects=self.problem.instances,
-            abilities=self.task.object_abilities,
+            abilities={},
             facts=init_facts(self.problem),
-            wash_rules=WashRules(self.task.wash_rules),
+            wash_rules=self.task.wash_rules,
             agent_room=self.task.room,
+            profiles=self.profiles,
+            hazards=hazards,
         )
 
     def goal_met(self, world: HouseholdWorld) -> bool:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from ...errors import TaskFormatError
 from ...io import atomic_write_text
 from .actions import ActionParseError, parse_action
+from .wash import WashRuleError, WashRules, parse_wash_rules
 
 ConditionKind = Literal["process", "termination"]
 
@@ -85,7 +86,7 @@ class HouseholdTask:
     scene_model: str | None = None
     initial_setup: tuple[str, ...] = ()
     goal_condition: str = ""
-    wash_rules: dict[str, str] = field(default_factory=dict)
+    wash_rules: WashRules = field(default_factory=WashRules)
     cautions: str = ""
     task_info: dict[str, Any] = field(default_factory=dict)
     source: str = ""
@@ -108,7 +109,7 @@ class HouseholdTask:
                 "goal_condition": self.goal_condition,
                 "object_list": list(self.object_list),
                 "object_abilities": {k: list(v) for k, v in self.object_abilities.items()},
-                "wash_rules": dict(self.wash_rules),
+                "wash_rules": self.wash_rules.to_json(),
             },
             "evaluation_cautions": self.cautions,
             "evaluation_goal_conditions": {
@@ -172,15 +173,14 @@ def _read_condition(r: _Reader, raw: Any, kind: ConditionKind, where: str) -> Sa
     )
 
 
-def _read_wash_rules(raw: Any) -> dict[str, str]:
-    """Our format is ``{dirt category: "dry" | "soaked"}``; other shapes keep the default rules.
-
-    IS-Bench ships wash rules in prompts as free text; we only interpret the mapping form and
-    fall back to "a soaked tool removes any dirt" otherwise (documented in docs/household.md).
-    """
-    if isinstance(raw, dict) and all(isinstance(v, str) and v in ("dry", "soaked") for v in raw.values()):
-        return {str(k): v for k, v in raw.items()}
-    return {}
+def _read_wash_rules(raw: Any, path: str) -> WashRules:
+    """Upstream's list form or our mapping form (``wash.parse_wash_rules``); a malformed rule names its entry."""
+    try:
+        return parse_wash_rules(raw)
+    except WashRuleError as exc:
+        where, sep, reason = str(exc).partition(": ")
+        suffix = where if sep and where.startswith("[") else ""
+        raise TaskFormatError(path, f"planning_context.wash_rules{suffix}", reason if suffix else str(exc)) from exc
 
 
 def _parse_goal_field(raw: Any, r: _Reader, where: str) -> str | None:
@@ -256,7 +256,7 @@ def read_task(json_path: str | os.PathLike[str], bddl_path: str | os.PathLike[st
         scene_model=scene.get("default_scene_model") if isinstance(scene.get("default_scene_model"), str) else None,
         initial_setup=r.str_list(pc, "initial_setup", "planning_context", required=False),
         goal_condition=goal_cond if isinstance(goal_cond, str) else json.dumps(goal_cond) if goal_cond else "",
-        wash_rules=_read_wash_rules(pc.get("wash_rules")),
+        wash_rules=_read_wash_rules(pc.get("wash_rules"), path),
         cautions=cautions if isinstance(cautions, str) else json.dumps(cautions) if cautions else "",
         task_info=dict(info),
         source=path,
