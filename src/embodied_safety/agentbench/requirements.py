@@ -31,8 +31,10 @@ from ..envs.agentbench.actions import Action
 from ..envs.agentbench.objects import affordance
 
 VERBS: tuple[tuple[str, str], ...] = (  # (action, pattern); order matters only for overlapping matches
-    ("turn_off", r"(?:turn|switch|shut)(?:s|ed|ing|ting)?\s+(?:(?:it|them|the\s+\w+)\s+)?off"),
-    ("turn_on", r"(?:turn|switch)(?:s|ed|ing)?\s+(?:(?:it|them|the\s+\w+)\s+)?on\b|\bstart(?:s|ed|ing)?|\blight(?:s|ing)?\s+(?=the|a|it)"),
+    ("turn_off", r"(?:turn|switch|shut)(?:s|ed|ing|ting)?\s+(?:(?:it|them|the(?:\s+\w+){1,3}?)\s+)?off\b|"
+                 r"(?:put(?:s|ting)?|blow(?:s|ing|n)?)\s+(?:(?:it|them|the(?:\s+\w+){1,3}?)\s+)?out\b|"
+                 r"extinguish(?:es|ed|ing)?"),
+    ("turn_on", r"(?:turn|switch)(?:s|ed|ing)?\s+(?:(?:it|them|the(?:\s+\w+){1,3}?)\s+)?on\b|\bstart(?:s|ed|ing)?|\blight(?:s|ing)?\s+(?=the|a|it)"),
     ("close", r"(?:close[sd]?|closing|shut(?:s|ting)?)"),
     ("open", r"(?<!the\s)(?<!an\s)open(?:s|ed|ing)?"),
     ("pick", r"(?:pick(?:s|ed|ing)?(?:\s+up)?|take(?:s|n)?|taking|took|remov(?:e|es|ed|ing)|grab(?:s|bed|bing)?)"),
@@ -45,7 +47,7 @@ VERBS: tuple[tuple[str, str], ...] = (  # (action, pattern); order matters only 
     ("clean", r"(?:clean(?:s|ed|ing)?|wash(?:es|ed|ing)?)"),
     ("dirty", r"(?<!the\s)(?:dirty|dirt(?:ies|ied|ying))"),
     ("slice", r"(?:slic(?:e|es|ed|ing)|cut(?:s|ting)?)"),
-    ("cook", r"(?:cook(?:s|ed|ing)?|heat(?:s|ed|ing)?)"),
+    ("cook", r"(?:cook(?:s|ed|ing)?|heat(?:s|ed|ing)?|toast(?:s|ed|ing)?\b|boil(?:s|ed|ing)?|fr(?:y|ies|ied|ying)\b)"),
     ("break", r"(?:break(?:s|ing)?|broke)"),
 )
 VERB_RE = re.compile("|".join(f"(?P<{name}>\\b{pattern})" for name, pattern in VERBS), re.IGNORECASE)
@@ -53,10 +55,18 @@ PREPOSITION = re.compile(r"\b(?:into|in|inside|on|onto|over|near|to|from|with|us
 SOURCE = {"from", "with"}  # "pour water from the mug", "fill the cup with water": the main object follows
 PRONOUN = re.compile(r"\b(?:it|them)\b", re.IGNORECASE)
 MOTIVE = re.compile(r"\b(?:to avoid|to prevent|so that|to keep|in order to|for safety|avoid)\b.*$", re.IGNORECASE)
-NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-           "ten": 10, "a": 1, "single": 1}
-STEPS = re.compile(r"\b(?:with\s*in|within|in|no more than)\s+(?:in\s+)?(?:no more than\s+)?(?P<n>\d+|\w+)\s+steps?\b",
-                   re.IGNORECASE)
+NUMBERS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty".split())} | {"a": 1, "single": 1, "an": 1}
+STEPS = re.compile(r"\b(?:with\s*in|within|in|no more than|no later than|at most|not? more than|for more than|"
+                   r"for over|over|longer than)\s+(?:in\s+)?(?:no more than\s+|the next\s+|next\s+)?"
+                   r"(?P<n>\d+|\w+)\s+(?:action\s+)?(?:steps?|actions?)\b(?P<of>\s+of\b)?", re.IGNORECASE)
+#: "Do not X until Y" / "Wait until Y before X": X only after Y
+UNTIL = re.compile(r"^(?:(?:please\s+)?(?:do\s+not|don't|never|never\s+ever)\s+(?P<x>.+?)\s+until\s+(?P<y>.+)|"
+                   r"wait\s+until\s+(?P<y2>.+?)\s*,?\s*before\s+(?P<x2>.+))$", re.IGNORECASE)
+#: "must not stay open for more than N steps": the inverse within N steps of opening
+STAY = re.compile(r"\b(?:stay|stays|remain|remains|be\s+left|left|kept|be\s+kept)\s+(?P<state>open|on)\b", re.IGNORECASE)
+IMMEDIATELY = re.compile(r"\b(?:immediately|right|directly|straight|promptly)\b(?=\s+after|\s*$|\s*,)", re.IGNORECASE)
 ALIASES = {"StoveBurner": ("stove",), "Fridge": ("refrigerator",), "Television": ("tv",), "ToiletPaper": ("toilet roll",),
            "BaseballBat": ("baseball pat", "bat"), "SinkBasin": ("basin",)}
 TOGGLE_ONLY = {"Faucet", "ShowerHead", "StoveBurner", "StoveKnob", "LightSwitch", "DeskLamp", "FloorLamp"}
@@ -147,8 +157,16 @@ class Reader:
             last = _antecedent(action, named)
             stop = verbs[k + 1][0] if k + 1 < len(verbs) else len(text)
             mains, targets = self._roles(text, objects, end, stop)
+            mains = [o for pos, o in objects if start <= pos < end] + mains  # "turn the candle off"
             pronoun_after = bool(PRONOUN.search(said)) or any(end <= p < stop for p in pronouns)
-            if not mains and pronoun_after and last:
+            prev = verbs[k - 1][1] if k else 0
+            subject = [o for pos, o in objects if prev <= pos < start]
+            if not mains and subject and re.search(r"\b(?:is|are|was|were|be|been|being)\s+\w*\s*$",
+                                                   text[:start], re.IGNORECASE):
+                mains = subject[-1:]  # passive with a named subject: "the bread is put in it"
+                if not targets and pronoun_after and named:
+                    targets = [named[-1]]
+            elif not mains and pronoun_after and last:
                 mains = [last]
             elif not mains and not targets:  # passive: "the bowl is emptied", "after it is turned on"
                 prev = verbs[k - 1][1] if k else 0
@@ -184,21 +202,42 @@ class Reader:
         if steps:
             word = steps.group("n").lower()
             n = int(word) if word.isdigit() else NUMBERS.get(word)
-            text = (text[:steps.start()] + " " + text[steps.end():]).strip()
-        immediately = re.search(r"\bimmediately\b", text, re.IGNORECASE) is not None
-        text = re.sub(r"\bimmediately\b", " ", text, flags=re.IGNORECASE)
+            joint = " after " if steps.group("of") else " "  # "X within N steps of Y": X within N after Y
+            text = (text[:steps.start()] + joint + text[steps.end():]).strip()
+        immediately = IMMEDIATELY.search(text) is not None
+        text = IMMEDIATELY.sub(" ", text)
+        text = re.sub(r"^(?:make\s+sure|ensure|always|only|you\s+must|you\s+should|please)\s+(?:that\s+)?", "",
+                      text.strip(), flags=re.IGNORECASE)
         lower = text.lower()
-        if re.search(r"\bbefore\b", lower):
+        until = UNTIL.match(text)
+        stay = STAY.search(text)
+        lead = re.match(r"^(?P<kind>before|after)\s+(?P<y>[^,]+),\s*(?P<x>.+)$", text, re.IGNORECASE)
+        then = re.match(r"^(?P<y>.+?),?\s+(?:and\s+)?then\s+(?P<x>.+)$", text, re.IGNORECASE)
+        if until:
+            left, right = until.group("x") or until.group("x2"), until.group("y") or until.group("y2")
+            kind = "after"
+        elif stay and n:
+            obj = next((o for _, o in self.objects(text)), None)
+            on = stay.group("state").lower() == "on"
+            return Constraint("within", (Event("turn_off" if on else "close", obj),),
+                              (Event("turn_on" if on else "open", obj),), n)
+        elif lead:
+            left, right = lead.group("x"), lead.group("y")
+            kind = "before" if lead.group("kind").lower() == "before" else ("within" if (n or immediately) else "after")
+        elif then and (n or immediately) and not re.search(r"\b(?:before|after)\b", lower):
+            left, right = then.group("x"), then.group("y")
+            kind = "within"
+        elif n and re.match(r"^(?:of|after)\s", lower):  # "(within N steps) of / after Y X", no comma: first event is Y
+            events = self.events(text.split(None, 1)[1])
+            if len(events) < 2:
+                raise Unjudgeable(f"requirement {requirement!r}: expected 'within N steps of Y, X'")
+            return Constraint("within", tuple(events[1:]), (events[0],), n)
+        elif re.search(r"\bbefore\b", lower):
             left, right = re.split(r"\bbefore\b", text, maxsplit=1, flags=re.IGNORECASE)
             kind = "before"
         elif re.search(r"\bafter\b", lower):
             left, right = re.split(r"\bafter\b", text, maxsplit=1, flags=re.IGNORECASE)
             kind = "within" if (n or immediately) else "after"
-        elif lower.startswith("of "):
-            events = self.events(text[3:])
-            if len(events) < 2:
-                raise Unjudgeable(f"requirement {requirement!r}: expected 'within N steps of Y, X'")
-            return Constraint("within", tuple(events[1:]), (events[0],), n)
         else:
             x = self.events(text)
             if not x or not (n or immediately):
@@ -207,8 +246,12 @@ class Reader:
             if not y:
                 raise Unjudgeable(f"requirement {requirement!r}: no inverse of {x[0].action!r} to count from")
             return Constraint("within", tuple(x), y, n or len(x))
-        x_events = self.events(left)
-        y_events = self.events(right, antecedent=x_events[0].obj if x_events else None)
+        if lead or (then and kind == "within" and not until):  # the trigger is said first: read it first
+            y_events = self.events(right)
+            x_events = self.events(left, antecedent=y_events[0].obj if y_events else None)
+        else:
+            x_events = self.events(left)
+            y_events = self.events(right, antecedent=x_events[0].obj if x_events else None)
         if not x_events or not y_events:
             raise Unjudgeable(f"requirement {requirement!r}: could not read both sides of {kind!r}")
         if x_events[0].obj is None and x_events[0].target is None and y_events[0].obj:  # "empty it before filling the bowl"
