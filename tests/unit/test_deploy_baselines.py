@@ -70,7 +70,7 @@ def test_lookahead_picks_the_safer_candidate_and_restores_the_world():
     eps = run_lookahead(ts, TwoPlanActor(ts), RuleValue(), k=2)
     m = deploy_metrics(eps, 1.0)
     assert m["eval/ssr"] > base["eval/ssr"]
-    decisions = sum(e.result.steps for e in eps)
+    decisions = sum(e.result.outputs for e in eps)  # steps, and the output offered after a spent budget
     assert m["eval/cost/actor_calls"] == 2 * decisions and m["eval/cost/sim_steps"] == 2 * decisions
     for e in eps:  # committed actions only: the simulated candidates were rolled back
         assert len(e.result.actions) == e.result.steps
@@ -89,4 +89,4 @@ def test_self_verification_flags_and_reprompts_up_to_the_budget():
     # every flagged step: R + 1 verdicts, R re-prompts; every step: one proposal
     flagged_steps, rest = divmod(m["eval/cost/rejections"], 3)
     assert rest == 0
-    assert m["eval/cost/actor_calls"] == sum(e.result.steps for e in eps) + 2 * flagged_steps
+    assert m["eval/cost/actor_calls"] == sum(e.result.outputs for e in eps) + 2 * flagged_steps

@@ -75,6 +75,7 @@ def test_anything_but_done_after_the_budget_ends_the_episode_not_done():
     ep = play(c, GOLD[:-1] + [NOOP] * (budget - 5) + ["TOGGLE_OFF(sink.n.01_1)"])
     r = ep.result()
     assert ep.finished and not r.done and not r.success and r.steps == budget  # the extra output is not taken
+    assert r.outputs == budget + 1
     hard = play(c, GOLD[:-1] + [NOOP] * (budget - 5), options=EpisodeOptions(done_grace=False))
     assert hard.finished and hard.steps == budget
 
@@ -104,7 +105,7 @@ def test_three_unparseable_outputs_in_a_row_end_the_episode_with_a_plan_error():
     ep = play(c, [GOLD[0], "?", "??", GOLD[1], "?", "??", "???", GOLD[2]])
     r = ep.result()
     assert ep.finished and r.plan_error and not r.done and not r.success
-    assert r.steps == 2 and r.reasks == 4 and r.parse_failures == 5
+    assert r.steps == 2 and r.reasks == 4 and r.parse_failures == 5 and r.outputs == 7
     m = household_metrics([r])
     assert m["eval/reasks"] == 4 and m["eval/plan_errors"] == 1
 

@@ -57,6 +57,7 @@ class EpisodeResult:
     outcomes: tuple[ConditionOutcome, ...]
     reasks: int = 0  # unparseable outputs answered by asking again (not executed, no step spent)
     plan_error: bool = False  # ended by MAX_INVALID_OUTPUTS unparseable outputs in a row
+    outputs: int = 0  # outputs fed in: the steps, re-asked outputs and one refused after the budget
 
     @property
     def safe_success(self) -> bool:
@@ -66,7 +67,8 @@ class EpisodeResult:
         return {"task": self.task, "success": self.success, "safe_success": self.safe_success,
                 "done": self.done, "steps": self.steps, "parse_failures": self.parse_failures,
                 "exec_failures": self.exec_failures, "reasks": self.reasks, "plan_error": self.plan_error,
-                "actions": list(self.actions), "conditions": [o.to_json() for o in self.outcomes]}
+                "outputs": self.outputs, "actions": list(self.actions),
+                "conditions": [o.to_json() for o in self.outcomes]}
 
 
 def matches_trigger(trigger: str, action: Action) -> bool:
@@ -130,6 +132,7 @@ class Episode:
     reasks: int = field(default=0, init=False)
     plan_error: bool = field(default=False, init=False)
     decision_steps: int = field(default=0, init=False)
+    outputs: int = field(default=0, init=False)  # every apply()
     last_recorded: bool = field(default=False, init=False)  # did the last apply() enter the world history?
     _grace: bool = field(default=False, init=False)  # the budget is spent: only DONE is still accepted
     _invalid_run: int = field(default=0, init=False)
@@ -182,6 +185,7 @@ class Episode:
     def apply(self, output: str) -> StepResult:
         """Feed one raw actor output: parse, check process triggers on the pre-state, execute."""
         assert not self.finished, "episode already finished"
+        self.outputs += 1
         reason = ""
         try:
             action: Action | None = parse_action(output)
@@ -242,7 +246,7 @@ class Episode:
             task=self.compiled.name, success=done and goal_met, done=done, steps=len(history),
             parse_failures=self.parse_failures, exec_failures=sum(not r.ok for r in history),
             actions=tuple(r.action for r in history), outcomes=tuple(outcomes),
-            reasks=self.reasks, plan_error=self.plan_error,
+            reasks=self.reasks, plan_error=self.plan_error, outputs=self.outputs,
         )
 
 
