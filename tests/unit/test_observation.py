@@ -10,7 +10,7 @@ AB = {"fridge": ("openable", "coldSource", "container", "fixed"), "stove": ("tog
 
 def world():
     return HouseholdWorld({o: o for o in AB}, AB, [
-        ("inside", "milk", "fridge"), ("ontop", "plate", "counter"), ("covered", "plate", "stain"),
+        ("inside", "milk", "fridge"), ("frozen", "milk"), ("ontop", "plate", "counter"), ("covered", "plate", "stain"),
         ("inroom", "fridge", "kitchen"), ("inroom", "counter", "kitchen"), ("inroom", "stove", "kitchen"),
         ("ontop", "hose", "lawn"), ("inroom", "lawn", "garden"), ("toggled_on", "hose")], agent_room="kitchen")
 
