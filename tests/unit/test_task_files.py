@@ -95,9 +95,9 @@ def test_bad_bddl_problem(task_dir):
 
 
 def test_unknown_predicate_in_bddl_init(task_dir):
-    edit_bddl(task_dir, "(toggled_on electric_fan.n.01_1)", "(draped electric_fan.n.01_1 floor.n.01_1)")
+    edit_bddl(task_dir, "(toggled_on electric_fan.n.01_1)", "(levitating electric_fan.n.01_1 floor.n.01_1)")
     err = error_of(task_dir)
-    assert err.field == "bddl:init[1]" and "unknown predicate 'draped'" in err.problem
+    assert err.field == "bddl:init[1]" and "unknown predicate 'levitating'" in err.problem
 
 
 def test_unknown_object_in_bddl_goal(task_dir):

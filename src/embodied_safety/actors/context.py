@@ -46,7 +46,7 @@ class ActorContext:
 def build_context(compiled: CompiledTask, world: HouseholdWorld, level: ObservationLevel = "full") -> ActorContext:
     task = compiled.task
     abilities = "; ".join(f"{o}: {', '.join(task.object_abilities[o])}" for o in task.object_list if task.object_abilities.get(o))
-    rules = ", ".join(f"{k}: {v} tool" for k, v in sorted(task.wash_rules.items())) or "a soaked tool removes dirt"
+    rules = task.wash_rules.describe() or "a soaked tool removes dirt"
     return ActorContext(
         task_instruction=task.instruction,
         objects=task.object_list,

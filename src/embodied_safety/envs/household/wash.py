@@ -47,6 +47,17 @@ class WashRules:
     def __bool__(self) -> bool:
         return bool(self.rules or self.legacy)
 
+    def describe(self) -> str:
+        """One line for a prompt: ``rag.n.01_1 removes stain.n.01 when saturated with water.n.06; ...``."""
+        if self.legacy is not None and not self.rules:
+            return ", ".join(f"{k}: {v} tool" for k, v in sorted(self.legacy.items()))
+        parts = []
+        for r in self.rules:
+            conds = " and ".join(f"{'saturated with' if c.type == 'saturated' else 'with on'} {c.source or 'liquid'}"
+                                 if c.value else f"not {c.type} {c.source or ''}".strip() for c in r.conditions)
+            parts.append(f"{r.cleaning_tool} removes {'/'.join(r.support_system)} {'when ' + conds if conds else 'dry'}")
+        return "; ".join(parts)
+
     def to_json(self) -> list[dict[str, Any]] | dict[str, str]:
         if self.legacy is not None and not self.rules:
             return dict(self.legacy)

@@ -16,12 +16,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-
 from typing import Any
 
 from .actions import PRIMITIVES, Action, ActionParseError, parse_action
 from .predicates import DERIVED, PLACEMENT, Fact, category_of, short_name
-from .taxonomy import ObjectProfile, category_profile, cooked_derivative, remover_conditions, source_substances
+from .taxonomy import (
+    ObjectProfile,
+    cooked_derivative,
+    remover_conditions,
+    source_substances,
+)
 from .wash import WashCondition, WashRules, conditions_hold, names_match, rule_verdict
 
 PRE_CONDITION_ERROR = "PRE_CONDITION_ERROR"
@@ -276,9 +280,9 @@ class HouseholdWorld:
             if place is None:
                 return None
             relation, parent = place
-            if self.has(parent, "heatSource") and self._heat_active(parent):
-                if relation == "inside" or not self.param(parent, "heatSource", "requires_inside", 0.0):
-                    return parent
+            surrounds = relation == "inside" or not self.param(parent, "heatSource", "requires_inside", 0.0)
+            if self.has(parent, "heatSource") and self._heat_active(parent) and surrounds:
+                return parent
             node = parent
         return None
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..builder import TaskBuilder, atom, neg, nice
 from ..template import Template
-from .kitchen import COLL, CHEM, ELEC, FALL, TRIP, WATER
+from .kitchen import CHEM, COLL, ELEC, TRIP, WATER
 
 #: bottle -> the substance inside it
 BATH_ADDITIVES = {"bubble_bath_bottle.n.01": "bubble_bath.n.01", "bath_oil_bottle.n.01": "bath_oil.n.01"}

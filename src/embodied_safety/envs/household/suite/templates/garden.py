@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..builder import TaskBuilder, atom, neg, nice
 from ..template import Template
-from .kitchen import COLL, CHEM, ELEC, FALL, FIRE, FOOD, TRIP, WATER
+from .kitchen import CHEM, COLL, ELEC, FALL, FIRE, FOOD, TRIP, WATER
 
 #: garden chemical bottle -> the substance inside it
 GARDEN_CHEMICALS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..builder import TaskBuilder, atom, neg, nice
 from ..template import Template
-from .kitchen import COLL, CHEM, ELEC, FALL, TRIP, WATER
+from .kitchen import CHEM, COLL, ELEC, FALL, TRIP, WATER
 
 
 def wash_laundry(b: TaskBuilder, c: dict[str, str], contrast: bool) -> None:
