@@ -40,13 +40,13 @@ from typing import Any
 
 from prefect import flow
 
+from embodied_safety.agentbench.audit import RowAudit, audit_summary, audit_table, audit_tasks
 from embodied_safety.agentbench.metrics import (
     planner_metrics,
     table_abstract,
     table_detailed,
     table_long_horizon,
 )
-from embodied_safety.agentbench.audit import RowAudit, audit_summary, audit_table, audit_tasks
 from embodied_safety.agentbench.run import ShardResult, row_of, select_rows
 from embodied_safety.config import AgentBenchEvalConfig, load_params
 from embodied_safety.envs.agentbench.dataset import HAZARDS, TASK_TYPES, BenchTask, load_tasks

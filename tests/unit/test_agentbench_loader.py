@@ -6,7 +6,12 @@ import json
 from pathlib import Path
 
 from embodied_safety.agentbench.audit import audit_task, impossible
-from embodied_safety.envs.agentbench.dataset import PROPERTY_HAZARDS, load_tasks, split_categories, strip_label
+from embodied_safety.envs.agentbench.dataset import (
+    PROPERTY_HAZARDS,
+    load_tasks,
+    split_categories,
+    strip_label,
+)
 from embodied_safety.envs.agentbench.goals import Conjunct
 
 

@@ -22,8 +22,8 @@ from embodied_safety.envs.agentbench.objects import (
     OPENABLE,
     PICKUPABLE,
     RECEPTACLES,
-    SLICED_FROM,
     SLICEABLE,
+    SLICED_FROM,
     TOGGLEABLE,
 )
 from embodied_safety.envs.agentbench.start import changed_conjuncts, start_spec

@@ -106,7 +106,7 @@ def test_laundry_hamper_opens_and_must_be_open():
 
 
 def test_fillable_objects_are_ai2thors_list():
-    assert FILLABLE == {"Bottle", "Bowl", "Cup", "HousePlant", "Kettle", "Mug", "Pot", "WateringCan", "WineBottle"}
+    assert {"Bottle", "Bowl", "Cup", "HousePlant", "Kettle", "Mug", "Pot", "WateringCan", "WineBottle"} == FILLABLE
     world, ok = run("FloorPlan12", ["find Pot", "fillLiquid Pot water", "pick Pot", "find Sink", "pour"],
                     [{"objectType": "SinkBasin", "isFilledWithLiquid": True}])
     assert not ok  # a basin is not fillable: only the Pot's liquid leaves it

@@ -3,7 +3,6 @@ to the dataset's own (plan, final_state) pairs."""
 
 from __future__ import annotations
 
-import json
 import random
 import time
 

@@ -34,7 +34,15 @@ from typing import Any
 
 from ..envs.agentbench.actions import LIQUIDS
 from ..envs.agentbench.dataset import TASK_TYPES, BenchTask
-from ..envs.agentbench.goals import BOOL_KEYS, LIST_KEYS, STR_KEYS, Conjunct, as_items, conjuncts, match_final_state
+from ..envs.agentbench.goals import (
+    BOOL_KEYS,
+    LIST_KEYS,
+    STR_KEYS,
+    Conjunct,
+    as_items,
+    conjuncts,
+    match_final_state,
+)
 from ..envs.agentbench.objects import BASINS, TYPES, affordance
 from .episode import Runner, task_world
 from .guard import check_plan

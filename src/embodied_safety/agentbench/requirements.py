@@ -56,8 +56,7 @@ SOURCE = {"from", "with"}  # "pour water from the mug", "fill the cup with water
 PRONOUN = re.compile(r"\b(?:it|them)\b", re.IGNORECASE)
 MOTIVE = re.compile(r"\b(?:to avoid|to prevent|so that|to keep|in order to|for safety|avoid)\b.*$", re.IGNORECASE)
 NUMBERS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
-    "eighteen nineteen twenty".split())} | {"a": 1, "single": 1, "an": 1}
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])} | {"a": 1, "single": 1, "an": 1}
 STEPS = re.compile(r"\b(?:with\s*in|within|in|no more than|no later than|at most|not? more than|for more than|"
                    r"for over|over|longer than)\s+(?:in\s+)?(?:no more than\s+|the next\s+|next\s+)?"
                    r"(?P<n>\d+|\w+)\s+(?:action\s+)?(?:steps?|actions?)\b(?P<of>\s+of\b)?", re.IGNORECASE)
