@@ -3,8 +3,10 @@
 * Each template yields ``per_template`` distinct slot combinations (seeded shuffle). Test and dev
   combinations are *unseen* in train, but every category in them occurs in that template's train
   combinations, so an actor can generalise rather than guess.
-* Every ``contrast_every``-th combination is a contrast task: one safety behaviour is unnecessary
-  or wrong in context (``task_info.contrast`` says which).
+* Every ``contrast_every``-th combination of each split (counted across the templates that have a
+  contrast variant) is a contrast task: one safety behaviour is unnecessary or wrong in context
+  (``task_info.contrast`` says which). Counting per split keeps the contrast share equal across
+  train, dev and test, so dev selection sees the mix the test has.
 * OOD-ObjectShift (SafeBranch App. B.2): each test task gets one neutral and one distractor
   injection; goal and conditions unchanged; the placement is resampled if it breaks the golden plan.
 * OOD-TaskShift (App. B.3): the template's target slot gets a category that is never a target in
@@ -17,6 +19,7 @@ generation error, so the suite on disk always satisfies them.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 import random
 import zlib
 
@@ -143,14 +146,18 @@ def generate_suite(cfg: HouseholdSuiteConfig | None = None,
     cfg = cfg or HouseholdSuiteConfig()
     out: dict[str, list[HouseholdTask]] = {s: [] for s in (*ID_SPLITS, *OOD_SPLITS)}
     train_targets: set[str] = set()
+    # every contrast_every-th combination *of each split*, counted across templates, is a contrast task, so
+    # the contrast share is the same in train, dev and test (a per-template count put most of them in dev/test)
+    contrast_seen: Counter[str] = Counter()
     for t in templates:
         splits = _split_template(t, cfg)
-        index = 0
         test_variants = []
         for split in ID_SPLITS:
             for combo in splits[split]:
-                contrast = t.has_contrast and cfg.contrast_every > 0 and index % cfg.contrast_every == cfg.contrast_every - 1
-                index += 1
+                contrast = False
+                if t.has_contrast and cfg.contrast_every > 0:
+                    contrast_seen[split] += 1
+                    contrast = contrast_seen[split] % cfg.contrast_every == 0
                 out[split].append(instantiate(t, combo, contrast, split))
                 if split == "train":
                     train_targets.add(combo[t.target_slot])
