@@ -75,7 +75,8 @@ _ONE_WORD: dict[str, str] = {
     "empty": "emptyLiquid", "empty_liquid": "emptyLiquid",
 }
 _ARTICLES = frozenset({"a", "an", "the", "some"})
-_PREPOSITIONS = frozenset({"in", "into", "on", "onto", "inside", "to", "at", "over", "under", "top"})
+#: "top" is not one ("put Counter Top" names the CounterTop); "on top of R" is read through "on"
+_PREPOSITIONS = frozenset({"in", "into", "on", "onto", "inside", "to", "at", "over", "under"})
 _NUMBERING = re.compile(r"^\s*(?:step\s*\d+\s*[:.)-]?|\(?\d+\s*[.):-]|[-*\u2022>])\s*", re.IGNORECASE)
 _PUNCTUATION = ".,;:!?"
 _QUOTES = "\"'`"

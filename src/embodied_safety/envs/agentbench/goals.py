@@ -12,7 +12,9 @@ Matching, key by key:
 * list keys (``parentReceptacles``, ``receptacleObjectIds``): every ground-truth item must be a
   case-insensitive substring of some current item (``"GarbageCan"`` is in ``"GarbageCan|1"``); a string
   counts as a one-item list and a current ``None`` as empty. Items may be full AI2-THOR ids
-  (``CounterTop|-01.2|+00.9|+00.3``): they match by their type. An empty or null ground truth means
+  (``CounterTop|-01.2|+00.9|+00.3``): they match by their type. An item matches by its canonical type
+  (``"Refrigerator"`` is the Fridge) *or* by its own spelling, as upstream's substring test does
+  (``"Table"`` is in ``"CoffeeTable|1"`` and ``"SideTable|1"``, not only the DiningTable it is an alias of). An empty or null ground truth means
   "nothing", and for ``parentReceptacles`` also "lying on the floor": the dataset records a dropped
   object's resting place either as ``["Floor"]`` or as ``null``, so both match an object on the Floor.
 * ``fillLiquid`` (an addition: the world reports it): case-insensitive equality, None with None.
@@ -25,6 +27,7 @@ An entry with no key besides ``objectType`` scores 1.0 when an object of that ty
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +41,7 @@ BOOL_KEYS: tuple[str, ...] = (
 LIST_KEYS: tuple[str, ...] = ("parentReceptacles", "receptacleObjectIds")
 STR_KEYS: tuple[str, ...] = ("fillLiquid",)
 FLOOR = "floor"
+_SEPARATORS = re.compile(r"[\s_\-]+")
 
 
 def goal_type(name: object) -> str:
@@ -45,9 +49,28 @@ def goal_type(name: object) -> str:
     return canonical_type(str(name).split("|")[0].strip())
 
 
+def _raw_items(value: Any) -> list[Any]:
+    return [value] if isinstance(value, str) else list(value or ())
+
+
 def as_items(value: Any) -> list[str]:
     """A list key's value as a list of goal types (a string is one item, None is none)."""
-    return [goal_type(v) for v in ([value] if isinstance(value, str) else value or ())]
+    return [goal_type(v) for v in _raw_items(value)]
+
+
+def spelled(item: Any) -> str:
+    """An item as written, lower case, without its id tail and separators (``"Coffee Table|1"`` -> ``coffeetable``)."""
+    return _SEPARATORS.sub("", str(item).split("|")[0]).lower()
+
+
+def item_names(value: Any) -> list[str]:
+    """Each item's goal type and, where it differs, its own spelling: every name it matches a receptacle by."""
+    out: dict[str, None] = {}
+    for v in _raw_items(value):
+        out[goal_type(v)] = None
+        if spelled(v) and spelled(v) != goal_type(v).lower():
+            out[spelled(v)] = None
+    return list(out)
 
 
 @dataclass(frozen=True)
@@ -118,9 +141,9 @@ def _key_matches(key: str, expected: Any, obj: dict[str, Any]) -> bool:
 
 
 def _items_match(expected: Any, current: Any, floor_is_none: bool = False) -> bool:
-    want = [w.lower() for w in as_items(expected)]
+    want = [{goal_type(v).lower(), spelled(v)} - {""} for v in _raw_items(expected)]
     have = [str(c).lower() for c in ([current] if isinstance(current, str) else current or ())]
     on_floor = bool(have) and all(h.split("|")[0] == FLOOR for h in have)
     if not want:
         return not have or (floor_is_none and on_floor)
-    return all(any(w in h for h in have) for w in want)
+    return all(any(w in h for w in names for h in have) for names in want)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .actions import DEFAULT_LIQUID, Action
-from .goals import FLOOR, Conjunct, as_items, conjuncts, goal_type
+from .goals import FLOOR, Conjunct, as_items, conjuncts, goal_type, item_names
 from .objects import FRAGILE, affordance
 
 #: state keys a start can set either way (the others start false and no action undoes them)
@@ -123,7 +123,7 @@ def start_spec(final_state: Iterable[Mapping[str, Any]] | None, actions: Sequenc
     for c in changed_conjuncts(final_state, actions):
         if c.key == "parentReceptacles":
             if affordance(c.object_type).pickupable:
-                avoid.setdefault(c.object_type, set()).update(as_items(c.value) or [FLOOR.capitalize()])
+                avoid.setdefault(c.object_type, set()).update(item_names(c.value) or [FLOOR.capitalize()])
         elif c.key == "receptacleObjectIds":
             for item in as_items(c.value):
                 if affordance(item).pickupable:

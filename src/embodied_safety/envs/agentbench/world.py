@@ -19,6 +19,9 @@ each high-level action into a navigation to the named object and one AI2-THOR in
   burner and a Faucet to its basin.
 * **Reach.** Nothing inside a closed Cabinet/Drawer/Fridge/Microwave/Safe/Box/LaundryHamper can be touched.
 * ``pick X``: pickupable, hand empty, reachable, not already sliced. What is in/on X comes along.
+* **Containment** is reported both ways and transitively, as AI2-THOR's trigger boxes do: an Apple in a Bowl
+  on a DiningTable has ``parentReceptacles`` ``[Bowl, DiningTable]``, and the DiningTable's
+  ``receptacleObjectIds`` lists the Bowl and the Apple.
 * ``put R``: holding something; R a receptacle (``Sink``/``Bathtub`` mean their basin), reachable, and
   open if it must be (AI2-THOR refuses PutObject into a closed one). If the chosen R is closed but
   another R is open, the open one is used (upstream tries the next-closest receptacle).
@@ -191,10 +194,10 @@ class AgentBenchWorld:
 
     def metadata(self) -> list[dict[str, Any]]:
         """AI2-THOR-style object metadata: one dict per object, states and affordance flags."""
-        children: dict[str, list[str]] = {}
-        for oid, s in self._state.items():
-            if s.parent is not None:
-                children.setdefault(s.parent, []).append(oid)
+        children: dict[str, list[str]] = {}  # receptacle -> everything in/on it, directly or nested
+        for oid in self._types:
+            for ancestor in self._ancestors(oid):
+                children.setdefault(ancestor, []).append(oid)
         basin_of = {self._structure_of(oid): oid for oid in self._types if self._types[oid] in _BASIN_TYPES}
         out = []
         for oid, t in self._types.items():
