@@ -19,9 +19,9 @@ generation error, so the suite on disk always satisfies them.
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 import random
 import zlib
+from collections import Counter
 
 from ....config import HouseholdSuiteConfig
 from ....evaluation.episode import run_episode
