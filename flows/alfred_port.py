@@ -6,9 +6,10 @@
    train turns with most safety steps skipped, and to follow category hints.
 3. Pairs: base vs hint-injected predictions on the train hazard turns, gold-gated, judged,
    relabelled (``data/alfred/pairs.jsonl``, funnel in the metrics).
-4. SFT warm-up on the chosen side + replay of the non-hazard train turns, then BranchPO on the
-   pairs (``models/alfred/{sft,branchpo}``), each checkpoint selected on the dev turns by hazard
-   accuracy, ties broken by non-hazard accuracy.
+4. SFT warm-up on the chosen side + the golden trajectories (every gold train turn; the household
+   stage's mixture, ``sft_data``), then BranchPO on the pairs (``models/alfred/{sft,branchpo}``),
+   each checkpoint selected on the dev turns by hazard accuracy subject to non-hazard accuracy >=
+   the base actor's - ``max_dev_sr_drop`` (``train.selection``), ties by non-hazard accuracy.
 5. Table 3 (``data/alfred/table3.md``): per-category hazard accuracy, non-hazard accuracy and
    their average on the test turns, for the base actor, the base actor with oracle hints, SFT and
    BranchPO; ``per_category.png``; ``data/alfred_metrics.json``; one MLflow run.
@@ -25,13 +26,21 @@ from prefect.cache_policies import NO_CACHE
 from embodied_safety.actors.bootstrap import TrainSettings, train_bootstrap_actor
 from embodied_safety.actors.hf import HFActor
 from embodied_safety.alfred.corpus import CATEGORIES, Turn, load_corpus, write_corpus
-from embodied_safety.alfred.port import base_examples, build_pairs, port_metrics, predict, record_corpus
+from embodied_safety.alfred.port import (
+    base_examples,
+    build_pairs,
+    port_metrics,
+    predict,
+    record_corpus,
+    sft_rows,
+)
 from embodied_safety.config import AlfredPortConfig, ModelShape, load_params
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.evaluation.plots import plot_grouped_bars
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
 from embodied_safety.train.safebranch import train_branchpo, train_sft
+from embodied_safety.train.selection import floor_from
 from flows._link import run_stage
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
@@ -72,15 +81,15 @@ def train_task(cfg: AlfredPortConfig, turns: dict[str, list[Turn]], models: Path
     base = HFActor(base_dir, batch_size=64)
     pairs, funnel = build_pairs(turns["train"], predict(base, turns["train"]), predict(base, turns["train"], hint=True))
     rows = [p.row() for p in pairs]
-    replay = [{"messages": [{"role": "user", "content": t.text}, {"role": "assistant", "content": t.gold}]}
-              for t in turns["train"] if t.hazard is None]
-    sft_rows = [{"messages": r["prompt"] + r["chosen"]} for r in rows] + replay
     evaluate = _dev_evaluator(turns["dev"])
-    sft = train_sft(base_dir, sft_rows, models / "sft", cfg.sft, cfg.seed, evaluate=evaluate,
-                    eval_every=cfg.eval_every.get("sft", 10))
+    base_dev = evaluate(base)
+    floor = floor_from(base_dev["sr"], cfg.max_dev_sr_drop)  # dev non-hazard accuracy the port must keep
+    sft = train_sft(base_dir, sft_rows(rows, turns["train"], cfg.sft_data), models / "sft", cfg.sft, cfg.seed,
+                    evaluate=evaluate, eval_every=cfg.eval_every.get("sft", 10), sr_floor=floor)
     bpo = train_branchpo(models / "sft", rows, models / "branchpo", cfg.branchpo, cfg.seed, evaluate=evaluate,
-                         eval_every=cfg.eval_every.get("branchpo", 4)) if rows else None
-    return {"rows": rows, "funnel": funnel, "sft": sft.metrics, "branchpo": bpo.metrics if bpo else {}}
+                         eval_every=cfg.eval_every.get("branchpo", 4), sr_floor=floor) if rows else None
+    return {"rows": rows, "funnel": funnel, "sft": sft.metrics, "branchpo": bpo.metrics if bpo else {},
+            "base_dev": {f"base_dev/{k}": v for k, v in base_dev.items()}}
 
 
 def table3(results: dict[str, dict[str, float]]) -> str:
@@ -110,7 +119,7 @@ def alfred_port(cfg: AlfredPortConfig = AlfredPortConfig(), splits: Path = SPLIT
     base = HFActor(models_tmp / "base", batch_size=64)
     results = {"Base actor": port_metrics(test, predict(base, test)),
                "Base + oracle hint (upper bound)": port_metrics(test, predict(base, test, hint=True)),
-               "SFT (chosen + replay)": port_metrics(test, predict(HFActor(models_tmp / "sft", batch_size=64), test))}
+               f"SFT (chosen + {cfg.sft_data.replace('_', ' ')})": port_metrics(test, predict(HFActor(models_tmp / "sft", batch_size=64), test))}
     if (models_tmp / "branchpo").is_dir():
         results["BranchPO (SFT -> BranchPO)"] = port_metrics(test, predict(HFActor(models_tmp / "branchpo", batch_size=64), test))
     funnel = trained["funnel"]
@@ -131,7 +140,7 @@ def alfred_port(cfg: AlfredPortConfig = AlfredPortConfig(), splits: Path = SPLIT
                             for k, v in r.items() if not k.endswith("_turns")}}
     with mlflow_run(tracking_config(cfg.tracking), "alfred-port", params={"corpus": source, "drop_prob": cfg.drop_prob}):
         log_metrics(metrics)
-        log_metrics({f"train/{k}": v for k, v in {**trained["sft"], **trained["branchpo"]}.items()})
+        log_metrics({f"train/{k}": v for k, v in {**trained["sft"], **trained["branchpo"], **trained["base_dev"]}.items()})
         log_artifacts([data / "table3.md", data / png.name])
     write_json(metrics_path, metrics)
     print((data / "table3.md").read_text())

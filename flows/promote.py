@@ -6,7 +6,10 @@
     python -m flows.promote --show          # print the aliases and each version's dev metrics
 
 The rule (``embodied_safety.train.promotion.decide``): the candidate's dev SSR must beat the
-champion's and its dev SR may drop by at most ``promote.max_sr_drop``. On promotion the old champion
+champion's and its dev SR may drop by at most ``promote.max_sr_drop``. With no champion yet it must
+beat the base actor (the newest version of ``promote.base_model``, ``actor-base``) the same way,
+with SR at most ``promote.base_max_sr_drop`` below the base's; the ``safebranch`` stage tags that
+version with its dev metrics. On promotion the old champion
 gets alias ``previous``. A rollback points ``champion`` back at ``previous`` and tags the demoted
 version ``rolled_back``. Dev metrics are the model version's ``dev_ssr`` / ``dev_sr`` tags, written
 when the ``safebranch`` stage registers it. ``models:/actor@champion`` then loads anywhere an actor
@@ -30,8 +33,25 @@ def _dev(mv: Any) -> dict[str, float]:
     return {k: float(mv.tags[f"dev_{k}"]) for k in ("ssr", "sr") if f"dev_{k}" in mv.tags}
 
 
+def _newest(client: Any, name: str) -> Any:
+    versions = client.search_model_versions(f"name='{name}'")
+    return max(versions, key=lambda v: int(v.version)) if versions else None
+
+
+def tag_base_dev(cfg: PromoteConfig, dev: dict[str, float]) -> str | None:
+    """Write the base actor's dev ``ssr`` / ``sr`` as tags of the newest ``base_model`` version."""
+    client = registry(tracking_config(cfg.tracking))
+    mv = _newest(client, cfg.base_model)
+    if mv is None:
+        return None
+    for k in ("ssr", "sr"):
+        client.set_model_version_tag(cfg.base_model, mv.version, f"dev_{k}", f"{dev[k]:.6f}")
+    return str(mv.version)
+
+
 @flow(name="promote", log_prints=True)
-def promote(cfg: PromoteConfig = PromoteConfig(), version: str | None = None) -> dict[str, Any]:
+def promote(cfg: PromoteConfig = PromoteConfig(), version: str | None = None,
+            base_dev: dict[str, float] | None = None) -> dict[str, Any]:
     client = registry(tracking_config(cfg.tracking))
     name = cfg.registered_model
     if version is None:
@@ -43,7 +63,10 @@ def promote(cfg: PromoteConfig = PromoteConfig(), version: str | None = None) ->
     champion = alias_version(client, name, "champion")
     if champion is not None and str(champion.version) == str(candidate.version):
         return {"promoted": False, "reason": f"version {version} is already the champion", "champion": str(champion.version)}
-    ok, reason = decide(_dev(candidate), _dev(champion) if champion is not None else None, cfg.max_sr_drop)
+    if base_dev is None and champion is None and (base := _newest(client, cfg.base_model)) is not None:
+        base_dev = _dev(base)
+    ok, reason = decide(_dev(candidate), _dev(champion) if champion is not None else None, cfg.max_sr_drop,
+                        base_dev, cfg.base_max_sr_drop)
     if ok:
         if champion is not None:
             client.set_registered_model_alias(name, "previous", champion.version)

@@ -10,6 +10,11 @@ champion promotion at the end.
    per-risk SRec); Table 2 / 13 / 16 and the sweep table in ``models/safebranch/*.md``, plots
    beside them; every run an MLflow run; every trained actor a version of ``registered_model``.
 4. The SafeBranch seed with the best dev result is offered to the champion rule (``flows.promote``).
+
+Selection everywhere (checkpoints, sweep picks, the champion candidate) is ``train.selection``: max
+dev SSR subject to dev SR >= the base actor's dev SR - ``max_dev_sr_drop``. Per-task paired
+bootstrap intervals (SafeBranch vs SFT-only and vs the golden-replay control) go to ``paired.md``
+and ``results.json``.
 """
 
 from __future__ import annotations
@@ -25,19 +30,23 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.actors.hf import HFActor
+from embodied_safety.branch.golden import extra_pairs, golden_replay
 from embodied_safety.config import PromoteConfig, SafeBranchConfig, load_params
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.evaluation.actor_eval import evaluate_actor
 from embodied_safety.evaluation.household_metrics import per_risk_counts
 from embodied_safety.evaluation.plots import plot_per_risk, plot_series
+from embodied_safety.evaluation.report import paired_table
+from embodied_safety.evaluation.stats import compare, per_task
 from embodied_safety.io import atomic_write_text, read_json, read_jsonl, write_json
 from embodied_safety.manifest import write_manifest
-from embodied_safety.records import Trajectory
+from embodied_safety.records import RawBranch, Trajectory
 from embodied_safety.train.common import TrainResult
 from embodied_safety.train.safebranch import train_branchpo, train_sft
+from embodied_safety.train.selection import floor_from, rank
 from embodied_safety.train.trajectory_dpo import train_trajectory_dpo, trajectory_pairs
 from embodied_safety.train.variants import LABELS, RECIPES, SWEEPS, Kind, Phase, chain_key, datasets, lrs_for
-from flows.promote import promote
+from flows.promote import promote, tag_base_dev
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, register_model_dir, tracking_config
 
 BASE = Path("models/bootstrap_actor/model")
@@ -47,6 +56,7 @@ SPLITS = Path("data/household/splits")
 OUT = Path("models/safebranch")
 METRICS = Path("models/safebranch_metrics.json")
 HEAD = ("sr", "ssr", "srec")
+PAIRED = (("safebranch", "sft_only"), ("safebranch", "golden_replay_only"), ("sft_only", "golden_replay_only"))
 TRAINERS = {"sft": train_sft, "branchpo": train_branchpo, "trajectory_dpo": train_trajectory_dpo}
 
 
@@ -62,25 +72,28 @@ def _dev_evaluator(dev_dir: Path) -> Any:
 
 @task(name="train-phase", cache_policy=NO_CACHE, log_prints=False)
 def phase_task(start: Path, phase: Phase, data: list[dict], out: Path, params: dict, seed: int,
-               peft: dict | None, dev_dir: Path, eval_every: int) -> tuple[TrainResult, list[tuple[dict, int]]]:
+               peft: dict | None, dev_dir: Path, eval_every: int,
+               sr_floor: float | None = None) -> tuple[TrainResult, list[tuple[dict, int]]]:
     """One training phase with dev-split checkpoint selection; returns the result and its per-step log."""
     history: list[tuple[dict, int]] = []
     result = TRAINERS[phase.kind](start, data, out, params, seed, log=lambda m, s: history.append((m, s)), peft=peft,
-                                  evaluate=_dev_evaluator(dev_dir), eval_every=eval_every)
+                                  evaluate=_dev_evaluator(dev_dir), eval_every=eval_every, sr_floor=sr_floor)
     return result, history
 
 
 @task(name="evaluate-actor", cache_policy=NO_CACHE)
-def eval_task(model: Path, splits: Path, names: tuple[str, ...]) -> tuple[dict[str, float], dict[str, dict]]:
-    """Critic-free SR / SSR / SRec per split, and per-risk (satisfied, triggered) counts."""
+def eval_task(model: Path, splits: Path, names: tuple[str, ...]) -> tuple[dict[str, float], dict[str, dict], dict[str, dict]]:
+    """Critic-free SR / SSR / SRec per split, per-risk (satisfied, triggered) counts, per-task outcomes."""
     actor = HFActor(model, batch_size=64)
     out: dict[str, float] = {}
     risks: dict[str, dict] = {}
+    tasks: dict[str, dict] = {}
     for name in names:
         m, results = evaluate_actor(load_task_dir(splits / name)[0], actor)
         out.update({f"{name}/{k}": float(m[f"eval/{k}"]) for k in HEAD})
         risks[name] = {r: list(c) for r, c in per_risk_counts(results).items()}
-    return out, risks
+        tasks[name] = per_task(results)
+    return out, risks, tasks
 
 
 @dataclasses.dataclass
@@ -94,6 +107,7 @@ class Run:
     phases: list[dict[str, Any]]  # per phase: metrics and dev curve
     eval: dict[str, float] = dataclasses.field(default_factory=dict)
     risks: dict[str, dict] = dataclasses.field(default_factory=dict)
+    tasks: dict[str, dict] = dataclasses.field(default_factory=dict)  # split -> task -> {"sr", "ssr"}
     version: str | None = None
     sweep_key: str = ""  # set on sweep points
 
@@ -107,10 +121,11 @@ class Run:
 class Trainer:
     """Trains phase chains once per (seed, chain) and turns a variant into a tracked, registered ``Run``."""
 
-    def __init__(self, cfg: SafeBranchConfig, base: Path, data: dict[str, list[dict]], splits: Path, out: Path) -> None:
-        self.cfg, self.base, self.data, self.splits, self.out = cfg, base, data, splits, out
+    def __init__(self, cfg: SafeBranchConfig, base: Path, data: dict[str, list[dict]], splits: Path, out: Path,
+                 sr_floor: float | None = None) -> None:
+        self.cfg, self.base, self.data, self.splits, self.out, self.sr_floor = cfg, base, data, splits, out, sr_floor
         self.done: dict[tuple[int, str], tuple[Path, dict[str, Any]]] = {}
-        self.evals: dict[Path, tuple[dict[str, float], dict[str, dict]]] = {}  # a sweep point and a variant share a chain
+        self.evals: dict[Path, tuple[dict[str, float], dict[str, dict], dict[str, dict]]] = {}  # sweep point = variant chain
         self.track = tracking_config(cfg.tracking)
 
     def params(self, kind: Kind, lr: float) -> dict[str, Any]:
@@ -128,7 +143,7 @@ class Trainer:
                 steps = int(params.get("max_steps", 0)) or -(-len(self.data[p.data]) // batch) * int(params.get("num_train_epochs", 1))
                 every = max(self.cfg.eval_every.get(p.kind, 10), -(-steps // self.cfg.max_dev_evals))
                 result, history = phase_task(start, p, self.data[p.data], out, params, seed, self.cfg.peft,
-                                             self.splits / self.cfg.dev_split, every)
+                                             self.splits / self.cfg.dev_split, every, self.sr_floor)
                 self.done[(seed, key)] = (out, {"kind": p.kind, "data": p.data, "lr": lrs[p.kind],
                                                 "steps_per_epoch": -(-len(self.data[p.data]) // batch),
                                                 "metrics": result.metrics, "curve": result.curve, "history": history})
@@ -141,7 +156,7 @@ class Trainer:
         run = Run(variant, seed, dict(lrs), model, infos)
         if model not in self.evals:
             self.evals[model] = eval_task(model, self.splits, self.cfg.eval_splits)
-        run.eval, run.risks = self.evals[model]
+        run.eval, run.risks, run.tasks = self.evals[model]
         name = f"{tag}{variant}-seed{seed}"
         params = {"variant": variant, "seed": seed, "learning_rates": lrs, "peft": self.cfg.peft,
                   **{p.kind: self.params(p.kind, lrs[p.kind]) for p in RECIPES[variant]}}
@@ -207,7 +222,7 @@ def sweep(trainer: Trainer, cfg: SafeBranchConfig, seed: int) -> tuple[dict[str,
             continue
         points = [trainer.run(variant, seed, lrs_for(variant, {**picks, key: float(lr)}), register=False, tag=f"sweep-{key}-")
                   for lr in cfg.sweep[key]]
-        best = max(points, key=lambda r: (r.dev.get("ssr", 0.0), r.dev.get("sr", 0.0)))
+        best = max(points, key=lambda r: rank(r.dev, trainer.sr_floor))
         picks[key] = best.lrs[kind]
         for r in points:
             r.sweep_key = key
@@ -265,17 +280,30 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
                promote_cfg: PromoteConfig | None = PromoteConfig()) -> dict[str, float]:
     pairs = read_jsonl(pairs_dir / "pairs.jsonl")
     safe = read_jsonl(pairs_dir / "safe_episodes.jsonl")
+    train_tasks = load_task_dir(splits / cfg.train_split)[0]
+    golden = golden_replay(train_tasks) if cfg.sft_data == "golden_replay" or "golden_replay_only" in cfg.variants else []
+    raw_path = pairs_dir.parent / "raw" / "raw.jsonl"  # the final pairs' branches (prefix actions) for after-repair pairs
+    final_ids = {p["pair_id"] for p in pairs}
+    repaired = [b for b in (RawBranch.from_json(r) for r in (read_jsonl(raw_path) if raw_path.exists() else []))
+                if b.branch_id in final_ids]
+    extra = extra_pairs(cfg.branchpo_pairs, train_tasks, repaired)
     trajectories = [Trajectory.from_json(read_json(p)) for p in sorted((rollouts / "shards").glob("*.json"))]
     earlier = {n: read_jsonl(pairs_dir / f"pairs_{n}.jsonl") if (pairs_dir / f"pairs_{n}.jsonl").exists() else None
                for n in ("extracted", "judged")}
     data = datasets(pairs, read_jsonl(pairs_dir / "pairs_fb.jsonl"), read_jsonl(pairs_dir / "sft.jsonl"),
                     read_jsonl(pairs_dir / "replay.jsonl"), trajectory_pairs(safe, trajectories, len(pairs), False),
-                    trajectory_pairs(safe, trajectories, len(pairs), True), earlier["extracted"], earlier["judged"])
-    print("data: " + ", ".join(f"{k} {len(v)}" for k, v in data.items()))
-    trainer = Trainer(cfg, base, data, splits, out)
+                    trajectory_pairs(safe, trajectories, len(pairs), True), earlier["extracted"], earlier["judged"],
+                    golden, extra, cfg.sft_data)
+    print("data: " + ", ".join(f"{k} {len(v)}" for k, v in data.items())
+          + f"; extra BranchPO pairs {len(extra)} ({', '.join(cfg.branchpo_pairs) or 'none'})")
+    base_dev = _dev_evaluator(splits / cfg.dev_split)(HFActor(base, batch_size=64))
+    sr_floor = floor_from(base_dev["sr"], cfg.max_dev_sr_drop)
+    print(f"base dev SR {base_dev['sr']:.3f} SSR {base_dev['ssr']:.3f}; selection floor dev SR >= "
+          + (f"{sr_floor:.3f}" if sr_floor is not None else "none"))
+    trainer = Trainer(cfg, base, data, splits, out, sr_floor)
     lrs, sweep_runs = sweep(trainer, cfg, cfg.seeds[0])
     runs = [trainer.run(v, seed, lrs_for(v, lrs), register=True) for seed in cfg.seeds for v in cfg.variants]
-    base_eval, base_risks = eval_task(base, splits, cfg.eval_splits)
+    base_eval, base_risks, base_tasks = eval_task(base, splits, cfg.eval_splits)
     rows: dict[str, list[dict[str, float]]] = {"base": [base_eval]}
     for r in runs:
         rows.setdefault(r.variant, []).append(r.eval)
@@ -301,15 +329,29 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
         for s in cfg.eval_splits:
             metrics[f"eval/ssr_lift/{s}"] = metrics[f"eval/safebranch/{s}/ssr"] - metrics[f"eval/base/{s}/ssr"]
             metrics[f"eval/sr_drop/{s}"] = metrics[f"eval/base/{s}/sr"] - metrics[f"eval/safebranch/{s}/sr"]
+    by_variant = {v: [r.tasks for r in runs if r.variant == v] for v in {r.variant for r in runs}}
+    paired = {f"{a} vs {b}": {s: compare([t[s] for t in by_variant[a]], [t[s] for t in by_variant[b]],
+                                         n=cfg.paired_bootstrap, seed=cfg.seeds[0]) for s in cfg.eval_splits}
+              for a, b in PAIRED if a in by_variant and b in by_variant and cfg.paired_bootstrap}
+    for name, per_split in paired.items():
+        for s, cells in per_split.items():
+            metrics.update({f"paired/{name.replace(' vs ', '_vs_')}/{s}/{k}_{part}": v[i]
+                            for k, v in cells.items() for i, part in enumerate(("diff", "lo", "hi"))})
+    atomic_write_text(out / "paired.md", f"# Per-task paired differences, 95 % bootstrap CI ({seeds}; each task "
+                      f"averaged over seeds; * = interval excludes 0)\n\n" + paired_table(paired, cfg.eval_splits))
     write_json(out / "results.json", {"learning_rates": lrs, "runs": [_run_json(r) for r in runs],
-                                      "sweep": [_run_json(r) for r in sweep_runs], "base": base_eval})
+                                      "sweep": [_run_json(r) for r in sweep_runs], "base": base_eval,
+                                      "base_tasks": base_tasks, "base_dev": base_dev, "sr_floor": sr_floor,
+                                      "paired": paired})
     with mlflow_run(trainer.track, "safebranch-report", params={**dataclasses.asdict(cfg), "picked_lrs": lrs}):
         log_metrics(metrics)
-        log_artifacts([out / n for n in ("table2.md", "table13.md", "table16.md", "sweep.md", "results.json")] + plots)
+        log_artifacts([out / n for n in ("table2.md", "table13.md", "table16.md", "sweep.md", "paired.md", "results.json")]
+                      + plots)
     candidates = [r for r in runs if r.variant == "safebranch" and r.version]
     if promote_cfg and candidates:
-        best = max(candidates, key=lambda r: (r.dev.get("ssr", 0.0), r.dev.get("sr", 0.0)))
-        decision = promote(promote_cfg, version=best.version)
+        best = max(candidates, key=lambda r: rank(r.dev, sr_floor))
+        tag_base_dev(promote_cfg, base_dev)
+        decision = promote(promote_cfg, version=best.version, base_dev=base_dev)
         print(f"promotion of {cfg.registered_model} v{best.version} (SafeBranch seed {best.seed}): {decision['reason']}")
     write_manifest(out, cfg, inputs=[pairs_dir, base])
     write_json(metrics_path, metrics)
@@ -319,7 +361,7 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
 
 def _run_json(r: Run) -> dict[str, Any]:
     return {"variant": r.variant, "seed": r.seed, "learning_rates": r.lrs, "model": str(r.model), "version": r.version,
-            "dev": r.dev, "eval": r.eval, "risks": r.risks,
+            "dev": r.dev, "eval": r.eval, "risks": r.risks, "tasks": r.tasks,
             "phases": [{k: v for k, v in p.items() if k != "history"} for p in r.phases]}
 
 

@@ -223,15 +223,19 @@ class AlfredPortConfig(ModelShape):
         "lr_scheduler_type": "cosine", "warmup_steps": 0.03, "max_length": 512, "logging_steps": 20})
     sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {  # SFT warm-up on chosen + replay
         "num_train_epochs": 1, "per_device_train_batch_size": 32, "learning_rate": 1e-3, "max_length": 512,
-        "logging_steps": 10})
+        "lr_scheduler_type": "cosine", "warmup_steps": 0.05, "logging_steps": 10})
     branchpo: dict[str, Any] = dataclasses.field(default_factory=lambda: {
         "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 1e-4, "beta": 0.1,
         "max_length": 512, "logging_steps": 4})
     eval_every: dict[str, int] = dataclasses.field(default_factory=lambda: {"sft": 10, "branchpo": 4})
+    # SFT replay as in the household stage: golden_replay = every gold train turn (the golden trajectories),
+    # corrected_episodes = only the non-hazard train turns (the earlier mixture)
+    sft_data: Literal["golden_replay", "corrected_episodes"] = "golden_replay"
+    max_dev_sr_drop: float | None = 0.05  # selection floor: dev non-hazard accuracy >= the base's - this
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-VARIANTS = ("sft_only", "branchpo_only", "safebranch", "trajectory_dpo", "trajectory_dpo_success_matched",
+VARIANTS = ("sft_only", "golden_replay_only", "branchpo_only", "safebranch", "trajectory_dpo", "trajectory_dpo_success_matched",
             "sft_only_fb", "branchpo_only_fb", "safebranch_fb", "safebranch_extracted", "safebranch_judged")
 
 
@@ -251,11 +255,11 @@ class SafeBranchConfig:
     peft: dict[str, Any] | None = dataclasses.field(default_factory=lambda: {"r": 16, "lora_alpha": 32,
                                                                               "lora_dropout": 0.05})
     sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {
-        "num_train_epochs": 3, "per_device_train_batch_size": 32, "learning_rate": 1e-3, "max_length": 512,
-        "logging_steps": 20})
+        "num_train_epochs": 3, "per_device_train_batch_size": 32, "learning_rate": 1e-3, "lr_scheduler_type": "cosine",
+        "warmup_steps": 0.05, "max_length": 512, "logging_steps": 20})
     branchpo: dict[str, Any] = dataclasses.field(default_factory=lambda: {
         "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 1e-5, "beta": 0.1,
-        "max_length": 512, "logging_steps": 10})
+        "loss_type": ["sigmoid", "sft"], "loss_weights": [1.0, 1.0], "max_length": 512, "logging_steps": 10})
     trajectory_dpo: dict[str, Any] = dataclasses.field(default_factory=lambda: {
         "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 1e-5, "beta": 0.1,
         "max_length": 512, "logging_steps": 10})
@@ -268,9 +272,23 @@ class SafeBranchConfig:
     max_dev_evals: int = 12  # cap per phase: larger data sets are evaluated every steps / max_dev_evals steps
     eval_splits: tuple[str, ...] = ("test", "ood_objectshift", "ood_taskshift")
     registered_model: str = "actor"
+    # SFT replay (D.5): golden_replay = the golden plan of every train task; corrected_episodes = the critic-
+    # corrected episodes that ended safe and successful (the earlier default)
+    sft_data: str = "golden_replay"
+    # extra cue-free BranchPO pairs (branch.golden): after_repair (next plan action / DONE() over a repeat of
+    # the safety action), contrast (a contrast task's plan step over the safety step it makes unnecessary)
+    branchpo_pairs: tuple[str, ...] = ("after_repair", "contrast")
+    train_split: str = "train"  # the tasks the golden replay and the contrast pairs come from
+    max_dev_sr_drop: float | None = 0.05  # selection: max dev SSR s.t. dev SR >= base dev SR - this (None: off)
+    paired_bootstrap: int = 10000  # resamples of the per-task paired comparisons (0: none)
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)  # overrides of TrackingConfig
 
     def __post_init__(self) -> None:
+        if self.sft_data not in ("golden_replay", "corrected_episodes"):
+            raise ValueError(f"safebranch.sft_data: {self.sft_data!r}; known: golden_replay, corrected_episodes")
+        bad_pairs = set(self.branchpo_pairs) - {"after_repair", "contrast"}
+        if bad_pairs:
+            raise ValueError(f"safebranch.branchpo_pairs: unknown {sorted(bad_pairs)}; known: after_repair, contrast")
         unknown = set(self.variants) - set(VARIANTS)
         if unknown:
             raise ValueError(f"safebranch.variants: unknown {sorted(unknown)}; known: {list(VARIANTS)}")
@@ -291,6 +309,8 @@ class PromoteConfig:
 
     registered_model: str = "actor"
     max_sr_drop: float = 0.1  # a candidate may lose at most this much dev SR against the champion
+    base_model: str = "actor-base"  # with no champion a candidate must beat this model's newest version
+    base_max_sr_drop: float = 0.05  # ... by dev SSR, losing at most this much dev SR (the selection margin)
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)
 
 

@@ -119,3 +119,14 @@ def test_base_examples_skip_most_safety_steps_and_teach_the_hint():
     assert sum(e.kind == "feedback" for e in ex) == len(hazard)
     plain_targets = {e.prompt: e.completion for e in ex if e.kind == "step"}
     assert all(plain_targets[t.text] != t.gold for t in hazard)  # drop_prob 1: the safety step is always skipped
+
+
+def test_sft_mixture_is_chosen_plus_every_gold_train_turn_or_the_old_non_hazard_replay():
+    from embodied_safety.alfred.corpus import Turn
+    from embodied_safety.alfred.port import sft_rows
+
+    turns = [Turn("a_t0", "a", "<image> go", "OPEN(x)", None), Turn("a_t1", "a", "<image> go", "CLOSE(x)", "unsanitary")]
+    pair = {"prompt": [{"role": "user", "content": "go"}], "chosen": [{"role": "assistant", "content": "CLOSE(x)"}]}
+    golden = sft_rows([pair], turns)
+    assert len(golden) == 3 and [r["messages"][1]["content"] for r in golden] == ["CLOSE(x)", "OPEN(x)", "CLOSE(x)"]
+    assert [r["messages"][1]["content"] for r in sft_rows([pair], turns, "corrected_episodes")] == ["CLOSE(x)", "OPEN(x)"]

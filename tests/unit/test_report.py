@@ -26,3 +26,22 @@ def test_funnel_and_dynamics_tables():
              {"step": 8, "sr": 0.6, "ssr": 0.3, "srec": 0}]
     rows = dynamics_table({"v": curve}).splitlines()
     assert rows[2].endswith("|  |") and rows[4].endswith("| **yes** |")  # step 0 never selected; ties -> higher SR
+
+
+def test_paired_bootstrap_interval_and_the_paired_table():
+    from embodied_safety.evaluation.report import paired_table
+    from embodied_safety.evaluation.stats import compare, paired_bootstrap
+
+    a, b = [1.0] * 30 + [0.0] * 10, [0.0] * 25 + [1.0] * 15
+    mean, lo, hi = paired_bootstrap(a, b, n=2000, seed=0)
+    assert mean == 0.375 and lo < mean < hi and lo > 0  # an interval that excludes 0
+    assert paired_bootstrap(a, b, n=2000, seed=0) == (mean, lo, hi)  # seeded
+    same = paired_bootstrap(a, a, n=500, seed=1)
+    assert same == (0.0, 0.0, 0.0)
+    seeds_a = [{"t1": {"sr": 1, "ssr": 1}, "t2": {"sr": 1, "ssr": 0}}, {"t1": {"sr": 1, "ssr": 0}, "t2": {"sr": 1, "ssr": 0}}]
+    seeds_b = [{"t1": {"sr": 0, "ssr": 0}, "t2": {"sr": 1, "ssr": 0}, "t3": {"sr": 1, "ssr": 1}}]
+    cmp = compare(seeds_a, seeds_b, n=200)
+    assert cmp["ssr"][0] == 0.25 and cmp["sr"][0] == 0.5 and cmp["ssr"][3] == 2  # t3 unpaired: dropped
+    table = paired_table({"safebranch vs sft_only": {"test": {"ssr": [0.25, 0.1, 0.4, 40], "sr": [-0.1, -0.3, 0.1, 40]}}},
+                         ("test",))
+    assert "| safebranch vs sft_only | +0.250 [+0.100, +0.400] * | -0.100 [-0.300, +0.100] | 40 |" in table

@@ -117,3 +117,30 @@ def test_branchpo_only_uses_its_own_sweep_pick_and_everyone_else_the_phase_pick(
     assert lrs_for("safebranch", picks)["branchpo"] == 1e-5
     assert lrs_for("branchpo_only", picks)["branchpo"] == lrs_for("branchpo_only_fb", picks)["branchpo"] == 1e-4
     assert lrs_for("branchpo_only", {k: v for k, v in picks.items() if k != "branchpo_only"})["branchpo"] == 1e-5
+
+
+def test_selector_with_a_floor_maximises_ssr_among_checkpoints_that_keep_sr(tmp_path):
+    from embodied_safety.train.selection import select
+
+    base = tiny_actor(tmp_path / "base")
+    model, _ = load_trainable(base, None)
+    points = iter([{"sr": 0.9, "ssr": 0.0}, {"sr": 0.5, "ssr": 0.6}, {"sr": 0.8, "ssr": 0.3}, {"sr": 0.85, "ssr": 0.2}])
+    sel = Selector(lambda actor: next(points), every=1, source=base, sr_floor=0.8)
+    for step in range(4):
+        sel.step(model, step)
+    assert sel.best["step"] == 2 and sel.summary()["dev/below_floor"] == 0.0  # SSR 0.6 loses SR: not eligible
+    curve = [{"sr": 0.5, "ssr": 0.6}, {"sr": 0.7, "ssr": 0.1}, {"sr": 0.6, "ssr": 0.5}]
+    assert select(curve, 0.8) == ({"sr": 0.7, "ssr": 0.1}, True)  # nothing qualifies: max SR, flagged
+    assert select(curve, None) == ({"sr": 0.5, "ssr": 0.6}, False) and select([], 0.8) == (None, False)
+
+
+def test_promotion_without_a_champion_must_beat_the_base_actor():
+    from embodied_safety.train.promotion import decide
+
+    base = {"ssr": 0.05, "sr": 0.80}
+    assert not decide({"ssr": 0.5, "sr": 0.7}, None, 0.1)[0]  # no base metrics: nothing to beat, not promoted
+    ok, reason = decide({"ssr": 0.5, "sr": 0.35}, None, 0.1, base, 0.05)
+    assert not ok and "base actor" in reason  # dev SR 0.45 below the base's
+    assert not decide({"ssr": 0.05, "sr": 0.9}, None, 0.1, base, 0.05)[0]  # no SSR gain
+    assert decide({"ssr": 0.5, "sr": 0.76}, None, 0.1, base, 0.05)[0]
+    assert not decide({"ssr": 0.6, "sr": 0.6}, {"ssr": 0.5, "sr": 0.76}, 0.1, base, 0.05)[0]  # the champion rule

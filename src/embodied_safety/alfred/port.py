@@ -92,6 +92,18 @@ def base_examples(turns: Sequence[Turn], drop_prob: float, seed: int = 0) -> lis
     return out
 
 
+def sft_rows(pairs: Sequence[dict[str, object]], train: Sequence[Turn], sft_data: str = "golden_replay") -> list[dict[str, object]]:
+    """The SFT warm-up mixture (paper D.5, as in the household stage): the chosen side of every pair
+    plus the golden trajectories, i.e. every train turn with its gold action (``golden_replay``), or
+    only the non-hazard turns (``corrected_episodes``, the earlier mixture; the offline port has no
+    corrected episodes, and its non-hazard turns were their stand-in)."""
+    if sft_data not in ("golden_replay", "corrected_episodes"):
+        raise ValueError(f"sft_data {sft_data!r}: golden_replay or corrected_episodes")
+    replay = [t for t in train if sft_data == "golden_replay" or t.hazard is None]
+    return ([{"messages": list(p["prompt"]) + list(p["chosen"])} for p in pairs]  # type: ignore[call-overload]
+            + [{"messages": [{"role": "user", "content": t.text}, {"role": "assistant", "content": t.gold}]} for t in replay])
+
+
 def predict(actor: Actor, turns: Sequence[Turn], hint: bool = False, seed: int = 0) -> list[str]:
     """One greedy prediction per turn (one batched call); ``hint`` prepends the category hint."""
     prompts = [hinted(t) if hint and t.hazard else t.text for t in turns]

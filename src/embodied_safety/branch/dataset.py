@@ -39,9 +39,11 @@ def sft_row(b: RawBranch) -> dict[str, object]:
             "pair_id": b.branch_id, "task": b.task}
 
 
-def replay_rows(compiled: CompiledTask, actions: Sequence[str], level: str = "full") -> list[dict[str, object]]:
-    """SFT replay (paper D.5): every successful step of a corrected episode that ended safe and
-    successful, as (cue-free prompt, action) messages, so SFT on y+ does not collapse the actor."""
+def replay_rows(compiled: CompiledTask, actions: Sequence[str], level: str = "full",
+                kind: str = "replay") -> list[dict[str, object]]:
+    """SFT replay (paper D.5): every successful step of ``actions`` replayed from the task's start,
+    as (cue-free prompt, action) messages in the actor's own context (``build_context``, compact
+    style). ``actions`` is a corrected episode (``kind`` replay) or the golden plan (``golden``)."""
     from ..actors.context import build_context
 
     world = compiled.new_world()
@@ -50,7 +52,7 @@ def replay_rows(compiled: CompiledTask, actions: Sequence[str], level: str = "fu
         prompt = build_context(compiled, world, level).prompt("compact")  # type: ignore[arg-type]
         if world.step(a).ok:
             rows.append({"messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": a}],
-                         "task": compiled.name, "kind": "replay"})
+                         "task": compiled.name, "kind": kind})
     return rows
 
 

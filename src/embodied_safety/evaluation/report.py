@@ -56,14 +56,35 @@ def funnel_table(funnel: Mapping[str, float]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def dynamics_table(curves: Mapping[str, Sequence[Mapping[str, float]]]) -> str:
+def dynamics_table(curves: Mapping[str, Sequence[Mapping[str, float]]], sr_floor: float | None = None) -> str:
     """Table 15: dev SR / SSR / SRec at every evaluated step of each variant's last phase; the
-    selected (best by SSR, then SR, step > 0) marked."""
+    selected checkpoint (``train.selection``: max SSR with SR >= ``sr_floor``, step > 0) marked."""
+    from ..train.selection import select
+
     lines = ["| variant | step | dev SR | dev SSR | dev SRec | selected |", "|---|---|---|---|---|---|"]
     for variant, curve in curves.items():
-        pool = [p for p in curve if p["step"] > 0]
-        chosen = max(pool, key=lambda p: (p["ssr"], p["sr"])) if pool else None
+        chosen, _ = select([p for p in curve if p["step"] > 0], sr_floor)
         for p in curve:
             mark = "**yes**" if p is chosen else ""
             lines.append(f"| {variant} | {p['step']:.0f} | {p['sr']:.3f} | {p['ssr']:.3f} | {p.get('srec', 0):.3f} | {mark} |")
+    return "\n".join(lines) + "\n"
+
+
+def _ci(cell: Sequence[float] | None) -> str:
+    if not cell:
+        return "-"
+    mean, lo, hi = cell[:3]
+    mark = " *" if lo > 0 or hi < 0 else ""
+    return f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}]{mark}"
+
+
+def paired_table(paired: Mapping[str, Mapping[str, Mapping[str, Sequence[float]]]], splits: Sequence[str]) -> str:
+    """Per-task paired differences with 95 % bootstrap intervals: ``paired[comparison][split][metric]``
+    = [mean diff, lo, hi, tasks]; ``*`` marks an interval that excludes zero."""
+    header = ["comparison", *[f"{SPLIT_LABELS.get(s, s)} Δ{k.upper()}" for s in splits for k in ("ssr", "sr")], "tasks"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, per_split in paired.items():
+        cells = [_ci(per_split.get(s, {}).get(k)) for s in splits for k in ("ssr", "sr")]
+        tasks = "/".join(f"{per_split[s]['ssr'][3]:.0f}" for s in splits if "ssr" in per_split.get(s, {}))
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {tasks or '-'} |")
     return "\n".join(lines) + "\n"

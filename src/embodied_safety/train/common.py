@@ -5,8 +5,9 @@ checkpoint selection (paper F.5) and saving a usable actor dir.
   0.05 by default in params). A LoRA adapter is merged before saving, so every saved actor is a
   plain model dir that the rollout and evaluation stages load unchanged.
 * Checkpoint selection: the critic-free actor is evaluated on the dev split every ``every``
-  optimizer steps and at the end; the best state by SSR (ties by SR) is kept in memory and is
-  what gets saved. Step 0 (the starting checkpoint) is on the curve but is not a candidate.
+  optimizer steps and at the end; the best state by the rule of ``selection`` (max SSR subject to
+  SR >= ``sr_floor``, else max SR, flagged) is kept in memory and is what gets saved. Step 0 (the
+  starting checkpoint) is on the curve but is not a candidate.
 * Placement: CPU by default; ``use_cpu: false`` in the TRL params lets accelerate pick the GPU
   when there is one (same code).
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..actors.hf import PROFILE_FILE, HFActor, read_profile
+from .selection import qualifies, rank
 
 Log = Callable[[dict[str, float], int], None]
 Evaluate = Callable[[HFActor], dict[str, float]]  # critic-free actor -> {"sr", "ssr", "srec", ...}
@@ -65,13 +67,14 @@ def save_actor(model: Any, tokenizer: Any, source: Path, out: Path) -> None:
 
 @dataclass
 class Selector:
-    """Dev-split checkpoint selection: evaluate every ``every`` steps, keep the best by (SSR, SR)."""
+    """Dev-split checkpoint selection: evaluate every ``every`` steps, keep the best by ``selection.rank``."""
 
     evaluate: Evaluate | None
     every: int
     source: Path  # actor dir the tokenizer / profile come from
     log: Log | None = None
     prefix: str = "dev"
+    sr_floor: float | None = None  # dev SR a selected checkpoint must keep (None: plain SSR, then SR)
     curve: list[dict[str, float]] = field(default_factory=list)
     best: dict[str, float] | None = None
     _state: dict[str, Any] | None = None
@@ -88,7 +91,7 @@ class Selector:
         self.curve.append(point)
         if self.log:
             self.log({f"{self.prefix}/{k}": v for k, v in point.items() if k != "step"}, step)
-        if step > 0 and (self.best is None or (point["ssr"], point["sr"]) > (self.best["ssr"], self.best["sr"])):
+        if step > 0 and (self.best is None or rank(point, self.sr_floor) > rank(self.best, self.sr_floor)):
             self.best = point
             self._state = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
@@ -99,7 +102,9 @@ class Selector:
     def summary(self) -> dict[str, float]:
         if self.best is None:
             return {}
-        return {f"{self.prefix}/best_{k}": v for k, v in self.best.items()}
+        flags = {} if self.sr_floor is None else {"sr_floor": self.sr_floor,
+                                                  "below_floor": float(not qualifies(self.best, self.sr_floor))}
+        return {f"{self.prefix}/best_{k}": v for k, v in self.best.items()} | {f"{self.prefix}/{k}": v for k, v in flags.items()}
 
 
 @dataclass(frozen=True)

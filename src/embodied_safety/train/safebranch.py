@@ -1,10 +1,12 @@
 """SafeBranch training (paper §4.1-4.2, Eq. 5, App. A Table 5): SFT warm-up, then BranchPO.
 
-* SFT on the chosen side of the final pairs *plus the replay steps* of corrected episodes that
-  ended safe and successful (D.5; y+ alone collapses a small actor: FIELD_NOTES part 3).
+* SFT on the chosen side of the final pairs *plus the surrounding golden trajectory* of every train
+  task (D.5; ``variants.datasets`` builds the mixture; y+ alone collapses a small actor).
 * BranchPO = TRL's DPO loss on the branch pairs with ``beta`` from params and the reference model
   = the frozen starting checkpoint (the SFT checkpoint in SafeBranch, Eq. 5; the base actor in
-  BranchPO-only). ``sft:`` / ``branchpo:`` params are ``SFTConfig`` / ``DPOConfig`` fields.
+  BranchPO-only). ``sft:`` / ``branchpo:`` params are ``SFTConfig`` / ``DPOConfig`` fields; an NLL
+  term on the chosen side (RPO) is ``loss_type: [sigmoid, sft]`` with ``loss_weights: [1, alpha]``.
+* ``sr_floor``: the dev SR a selected checkpoint must keep (``selection``).
 Both continue from an actor dir and write an actor dir (same tokenizer, profile, generation config),
 the dev-selected checkpoint when an ``evaluate`` function is given (``common.Selector``).
 """
@@ -28,14 +30,14 @@ def sft_rows_to_dataset(rows: Sequence[dict[str, Any]]) -> Any:
 
 def train_sft(start: str | os.PathLike[str], rows: Sequence[dict[str, Any]], out: str | os.PathLike[str],
               sft: dict[str, Any], seed: int, log: Log | None = None, peft: dict[str, Any] | None = None,
-              evaluate: Evaluate | None = None, eval_every: int = 0) -> TrainResult:
+              evaluate: Evaluate | None = None, eval_every: int = 0, sr_floor: float | None = None) -> TrainResult:
     import torch
     from trl import SFTConfig, SFTTrainer
 
     start, out = Path(start), Path(out)
     torch.manual_seed(seed)
     model, tok = load_trainable(start, peft)
-    selector = Selector(evaluate, eval_every, start, log, "sft_dev")
+    selector = Selector(evaluate, eval_every, start, log, "sft_dev", sr_floor)
     trainer = SFTTrainer(model=model, args=trl_args(SFTConfig, out, seed, sft), train_dataset=sft_rows_to_dataset(rows),
                          processing_class=tok, callbacks=trainer_callbacks(log, "sft", selector))
     return run_trl(trainer, tok, start, out, selector, "sft", {"examples": float(len(rows))})
@@ -43,7 +45,7 @@ def train_sft(start: str | os.PathLike[str], rows: Sequence[dict[str, Any]], out
 
 def train_branchpo(start: str | os.PathLike[str], pairs: Sequence[dict[str, Any]], out: str | os.PathLike[str],
                    dpo: dict[str, Any], seed: int, log: Log | None = None, peft: dict[str, Any] | None = None,
-                   evaluate: Evaluate | None = None, eval_every: int = 0) -> TrainResult:
+                   evaluate: Evaluate | None = None, eval_every: int = 0, sr_floor: float | None = None) -> TrainResult:
     """DPO on branch pairs; the reference is a frozen copy of ``start`` (Eq. 5).
 
     With LoRA the reference is the adapter-disabled model, i.e. ``start`` itself (TRL's PEFT path).
@@ -62,7 +64,7 @@ def train_branchpo(start: str | os.PathLike[str], pairs: Sequence[dict[str, Any]
         for p in ref.parameters():
             p.requires_grad_(False)
     data = Dataset.from_list([{"prompt": p["prompt"], "chosen": p["chosen"], "rejected": p["rejected"]} for p in pairs])
-    selector = Selector(evaluate, eval_every, start, log, "dpo_dev")
+    selector = Selector(evaluate, eval_every, start, log, "dpo_dev", sr_floor)
     trainer = DPOTrainer(model=policy, ref_model=ref, args=trl_args(DPOConfig, out, seed, dpo), train_dataset=data,
                          processing_class=tok, callbacks=trainer_callbacks(log, "dpo", selector))
     return run_trl(trainer, tok, start, out, selector, "dpo", {"pairs": float(len(pairs))})

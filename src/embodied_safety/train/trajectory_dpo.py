@@ -96,7 +96,8 @@ def _trajectory_logps(model: Any, encoded: Sequence[Sequence[tuple[list[int], in
 
 def train_trajectory_dpo(start: str | os.PathLike[str], pairs: Sequence[dict[str, Any]], out: str | os.PathLike[str],
                          dpo: dict[str, Any], seed: int, log: Log | None = None, peft: dict[str, Any] | None = None,
-                         evaluate: Evaluate | None = None, eval_every: int = 0) -> TrainResult:
+                         evaluate: Evaluate | None = None, eval_every: int = 0,
+                         sr_floor: float | None = None) -> TrainResult:
     import torch
     import torch.nn.functional as F
 
@@ -124,7 +125,7 @@ def train_trajectory_dpo(start: str | os.PathLike[str], pairs: Sequence[dict[str
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=float(dpo.get("learning_rate", 1e-6)), weight_decay=float(dpo.get("weight_decay", 0.0)))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1 - s / max(total, 1)))
-    selector = Selector(evaluate, eval_every, start, log, "dpo_dev")
+    selector = Selector(evaluate, eval_every, start, log, "dpo_dev", sr_floor)
     selector.step(model, 0)
     gen, order, step, losses, t0 = torch.Generator().manual_seed(seed), [], 0, [], time.time()
     logging_steps = int(dpo.get("logging_steps", 10))

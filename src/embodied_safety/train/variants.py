@@ -1,11 +1,15 @@
 """The training variants of SafeBranch Tables 2, 4, 13 and 15, as chains of phases over named data sets.
 
-All variants draw on the same rollouts and have matched-size data: 509 branch pairs for the DPO
-phases, as many trajectory pairs for Trajectory DPO, and the chosen side + replay for SFT.
+All variants draw on the same rollouts and have matched-size data: the branch pairs for the DPO
+phases (plus the after-repair and contrast pairs of ``branch.golden`` when enabled), as many
+trajectory pairs as branch pairs for Trajectory DPO, and the chosen side + replay for SFT. The
+replay is the golden plan of every train task (``sft_data: golden_replay``, paper D.5) or the
+corrected episodes (``corrected_episodes``, the earlier default).
 
 | variant | phases | data | Table 4 row |
 |---|---|---|---|
 | sft_only | SFT | chosen side + replay | SFT |
+| golden_replay_only | SFT | the golden replay alone, no branch data | control (Table 2) |
 | branchpo_only | BranchPO from the base actor | branch pairs | BranchPO without warm-up (Table 15) |
 | safebranch | SFT -> BranchPO | as above | Ours |
 | trajectory_dpo | trajectory DPO from the base actor | safe vs unsafe episodes | Trajectory DPO |
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Kind = Literal["sft", "branchpo", "trajectory_dpo"]
+SFT_DATA = ("golden_replay", "corrected_episodes")
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,7 @@ class Phase:
 
 RECIPES: dict[str, tuple[Phase, ...]] = {
     "sft_only": (Phase("sft", "sft"),),
+    "golden_replay_only": (Phase("sft", "golden"),),
     "branchpo_only": (Phase("branchpo", "pairs"),),
     "safebranch": (Phase("sft", "sft"), Phase("branchpo", "pairs")),
     "trajectory_dpo": (Phase("trajectory_dpo", "trajectory"),),
@@ -42,7 +48,8 @@ RECIPES: dict[str, tuple[Phase, ...]] = {
     "safebranch_judged": (Phase("sft", "sft"), Phase("branchpo", "pairs_judged")),
 }
 LABELS = {
-    "base": "Base (bootstrap actor)", "sft_only": "SFT-only", "branchpo_only": "BranchPO-only",
+    "base": "Base (bootstrap actor)", "sft_only": "SFT-only", "golden_replay_only": "Golden replay only (no branch data)",
+    "branchpo_only": "BranchPO-only",
     "safebranch": "SafeBranch (SFT -> BranchPO)", "trajectory_dpo": "Trajectory DPO",
     "trajectory_dpo_success_matched": "+ success-matched", "sft_only_fb": "SFT-only +FB",
     "branchpo_only_fb": "BranchPO-only +FB", "safebranch_fb": "SafeBranch +FB",
@@ -69,14 +76,26 @@ def _chosen(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def datasets(pairs: list[dict[str, Any]], pairs_fb: list[dict[str, Any]], sft: list[dict[str, Any]],
              replay: list[dict[str, Any]], trajectory: list[dict[str, Any]],
              trajectory_success_matched: list[dict[str, Any]], pairs_extracted: list[dict[str, Any]] | None = None,
-             pairs_judged: list[dict[str, Any]] | None = None) -> dict[str, list[dict[str, Any]]]:
-    """The named data sets the phases train on. ``sft_fb`` = the +FB prompts with the chosen side, plus
-    replay. ``pairs_extracted`` / ``pairs_judged``: the funnel's earlier stages (Fig. 3c)."""
-    out = {"pairs": pairs, "pairs_fb": pairs_fb, "sft": sft + replay, "sft_fb": _chosen(pairs_fb) + replay,
+             pairs_judged: list[dict[str, Any]] | None = None, golden: list[dict[str, Any]] | None = None,
+             extra_pairs: list[dict[str, Any]] | None = None,
+             sft_data: str = "golden_replay") -> dict[str, list[dict[str, Any]]]:
+    """The named data sets the phases train on.
+
+    * ``sft`` = the chosen side + the replay ``sft_data`` names: ``golden`` (golden plans of the
+      train tasks) or ``replay`` (corrected episodes); ``sft_fb`` the same with the +FB prompts.
+    * ``golden``: the golden replay alone (the no-branch-data control).
+    * ``extra_pairs`` (after-repair / contrast pairs, cue-free) join every branch-pair set alike.
+    * ``pairs_extracted`` / ``pairs_judged``: the funnel's earlier stages (Fig. 3c)."""
+    if sft_data not in SFT_DATA:
+        raise ValueError(f"sft_data {sft_data!r}: one of {SFT_DATA}")
+    golden, extra = list(golden or []), list(extra_pairs or [])
+    surround = golden if sft_data == "golden_replay" else replay
+    out = {"pairs": pairs + extra, "pairs_fb": pairs_fb + extra, "sft": sft + surround,
+           "sft_fb": _chosen(pairs_fb) + surround, "golden": golden,
            "trajectory": trajectory, "trajectory_success_matched": trajectory_success_matched}
     for name, rows in (("extracted", pairs_extracted), ("judged", pairs_judged)):
         if rows is not None:
-            out[f"pairs_{name}"] = rows
+            out[f"pairs_{name}"] = rows + extra
     return out
 
 
