@@ -8,6 +8,7 @@
 | `fig3a_efficiency.png` | Fig. 3a | `data/branches/funnel.json` (efficiency/*) |
 | `table13_fb.md` | Table 13 (+FB ablation) | `models/safebranch/table13.md` (all variants only with `make study`) |
 | `table15_dynamics.md`, `fig_dynamics.png` | Table 15 | `models/safebranch/results.json` (dev curves) |
+| `paired.md` | per-task paired bootstrap CIs (issue 20) | `models/safebranch/results.json` (`paired`) |
 | `table16_per_risk_<split>.png` | Table 16 / Box 17 | `models/safebranch/results.json` (per-risk counts) |
 | `table3_alfred.md`, `fig_alfred.png` | Table 3 | `data/alfred/table3.md`, `data/alfred_metrics.json` |
 
@@ -27,7 +28,7 @@ from pathlib import Path
 from prefect import flow
 
 from embodied_safety.evaluation.plots import plot_grouped_bars, plot_per_risk, plot_series
-from embodied_safety.evaluation.report import dynamics_table, funnel_table, table2
+from embodied_safety.evaluation.report import dynamics_table, funnel_table, paired_table, table2
 from embodied_safety.io import atomic_write_text, read_json, replace_dir, scratch_dir
 from embodied_safety.manifest import git_sha, hash_path, write_manifest
 from embodied_safety.train.variants import LABELS
@@ -128,8 +129,14 @@ def _render(run_id: str, out: Path, safebranch: Path, sb_metrics: Path, baseline
         r = read_json(results)
         first = [run for run in r["runs"] if run["seed"] == r["runs"][0]["seed"]]
         curves = {LABELS.get(run["variant"], run["variant"]): run["phases"][-1]["curve"] for run in first}
+        floor = r.get("sr_floor")
         md("table15_dynamics.md", "Table 15: training dynamics and checkpoint selection (dev split, last phase)",
-           dynamics_table(curves), results)
+           dynamics_table(curves, floor) + ("" if floor is None else f"\nSelected: max dev SSR with dev SR >= {floor:.3f} "
+                                             "(base dev SR - margin), else max SR.\n"), results)
+        if r.get("paired"):
+            md("paired.md", "SafeBranch vs SFT-only vs golden replay only: per-task paired differences",
+               paired_table(r["paired"], SPLITS) + "\nMean over test tasks of the per-task difference (each task averaged "
+               "over seeds), 95 % paired-bootstrap interval; * = the interval excludes 0.\n", results)
         written.append(plot_series({f"dev {k.upper()}": {v: [(p["step"], p[k]) for p in c] for v, c in curves.items()}
                                     for k in ("ssr", "sr")}, tmp / "fig_dynamics.png", "Training dynamics (dev)"))
         for split in SPLITS:

@@ -213,8 +213,16 @@ def test_safebranch_stage_trains_every_variant_tracks_registers_and_promotes(tin
     assert all(r["phases"][0]["kind"] == "sft" and r["phases"][1]["kind"] == "branchpo" for r in sb)
     registry = show(PromoteConfig(tracking=track))
     assert len(registry["versions"]) == len(cfg.variants) * 2  # sweep points are tracked, not registered
-    champion = registry["aliases"]["champion"]
-    assert champion in {r["version"] for r in sb}
+    from embodied_safety.train.promotion import decide
+    from embodied_safety.train.selection import rank
+
+    best = max(sb, key=lambda r: rank(r["dev"], results["sr_floor"]))
+    expected = decide(best["dev"], None, 0.1, results["base_dev"], 0.05)[0]  # no champion: it must beat the base
+    assert registry["aliases"]["champion"] == (best["version"] if expected else None)
+    assert results["sr_floor"] == pytest.approx(results["base_dev"]["sr"] - 0.05)
+    assert set(results["paired"]) == {"safebranch vs sft_only", "safebranch vs golden_replay_only",
+                                      "sft_only vs golden_replay_only"}
+    assert (out / "paired.md").is_file() and "golden_replay_only" in {r["variant"] for r in results["runs"]}
 
 
 def _rollouts_process(cwd, env, params):

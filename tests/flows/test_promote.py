@@ -13,7 +13,8 @@ pytestmark = pytest.mark.slow
 
 def test_rule_needs_higher_ssr_and_bounded_sr_drop():
     champ = {"ssr": 0.4, "sr": 0.8}
-    assert decide({"ssr": 0.1, "sr": 0.5}, None, 0.1)[0]
+    assert not decide({"ssr": 0.1, "sr": 0.5}, None, 0.1)[0]  # no champion, no base to beat
+    assert decide({"ssr": 0.1, "sr": 0.5}, None, 0.1, {"ssr": 0.0, "sr": 0.52})[0]
     assert not decide({"ssr": 0.4, "sr": 0.9}, champ, 0.1)[0]  # equal SSR is not better
     assert not decide({"ssr": 0.6, "sr": 0.65}, champ, 0.1)[0]  # SR drop 0.15 > 0.1
     assert decide({"ssr": 0.6, "sr": 0.71}, champ, 0.1)[0]
@@ -23,7 +24,7 @@ def test_rule_needs_higher_ssr_and_bounded_sr_drop():
 def test_promote_rollback_and_load_champion(tmp_path, prefect_harness, monkeypatch):
     from embodied_safety.actors.bootstrap import ModelShape, build_model, save_actor_dir, train_tokenizer
     from embodied_safety.actors.hf import HFActor
-    from flows.promote import promote, rollback, show
+    from flows.promote import promote, rollback, show, tag_base_dev
     from tasks.tracking import mlflow_run, register_model_dir, resolve_actor
 
     monkeypatch.chdir(tmp_path)
@@ -38,7 +39,15 @@ def test_promote_rollback_and_load_champion(tmp_path, prefect_harness, monkeypat
         with mlflow_run(TrackingConfig(**track), f"candidate-{i}"):
             register_model_dir("actor", model_dir, tags={"dev_ssr": str(ssr), "dev_sr": str(sr), "seed": str(i)})
 
-    assert promote(cfg, "1")["champion"] == "1"  # no champion yet
+    refused = promote(cfg, "1")  # no champion and no base actor to beat: not promoted
+    assert not refused["promoted"] and refused["champion"] is None and "base" in refused["reason"]
+    base_dir = save_actor_dir(build_model(tok, shape, seed=9), tok, tmp_path / "base", 8)
+    with mlflow_run(TrackingConfig(**track), "base"):
+        register_model_dir("actor-base", base_dir)
+    assert tag_base_dev(cfg, {"ssr": 0.0, "sr": 0.95}) == "1"
+    assert not promote(cfg, "1")["promoted"]  # SSR up, but dev SR 0.80 is 0.15 below the base's 0.95
+    tag_base_dev(cfg, {"ssr": 0.0, "sr": 0.82})
+    assert promote(cfg, "1")["champion"] == "1"  # no champion yet: beats the base (SR drop 0.02 <= 0.05)
     assert not promote(cfg, "2")["promoted"]  # lower SSR
     rejected = promote(cfg, "3")  # SSR up but SR drops 0.2 > 0.1
     assert not rejected["promoted"] and "SR drops" in rejected["reason"] and rejected["champion"] == "1"

@@ -27,7 +27,8 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
     run = {"variant": "safebranch", "seed": 0, "phases": [{"curve": curve}],
            "risks": {s: {"Fire Hazard": [3, 4]} for s in splits}}
     sbdir = tmp_path / "models/safebranch"
-    _write(sbdir / "results.json", {"runs": [run]})
+    paired = {"safebranch vs sft_only": {s: {"ssr": [0.1, 0.02, 0.2, 40], "sr": [0.0, -0.1, 0.1, 40]} for s in splits}}
+    _write(sbdir / "results.json", {"runs": [run], "sr_floor": 0.75, "paired": paired})
     (sbdir / "table13.md").write_text("# Table 13\n\n| scheme | prompt | SR |\n|---|---|---|\n| SFT-only | +FB | 0.1 |\n")
     alfred = tmp_path / "data/alfred"
     alfred.mkdir(parents=True)
@@ -41,7 +42,9 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
                     _write(tmp_path / "funnel.json", funnel), alfred, _write(tmp_path / "alfred.json", {}), agentbench)
     assert {"table2.md", "table14.md", "table12_funnel.md", "fig3a_efficiency.png", "fig3c_filtering.md",
             "fig3c_filtering.png", "table13_fb.md", "table15_dynamics.md", "fig_dynamics.png",
-            "table16_per_risk_test.png", "table3_alfred.md", "agentbench.md"} <= set(names)
+            "table16_per_risk_test.png", "table3_alfred.md", "agentbench.md", "paired.md"} <= set(names)
+    assert "+0.100 [+0.020, +0.200] *" in (out / "paired.md").read_text()
+    assert "dev SR >= 0.750" in (out / "table15_dynamics.md").read_text()
     assert "| guard | 72.7 |" in (out / "agentbench.md").read_text()
     table2 = (out / "table2.md").read_text()
     assert "Runtime full-critic" in table2 and "| 300 |" in table2  # module calls summed over the splits

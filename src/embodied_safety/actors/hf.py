@@ -6,7 +6,9 @@ input order. The model dir may carry ``embodied_safety.json`` naming its prompt 
 actors that emit bare calls, ``grammar_tokens``: then decoding is *constrained to copy* — every
 generated token is either a grammar token (primitive names, punctuation, synset suffixes) or a
 token of the prompt. This is valid-action masking: an argument can only name something the
-actor was shown, so it can never invent an object that is not in the scene.
+actor was shown, so it can never invent an object that is not in the scene. A profile with
+``"decoder": "trie"`` constrains decoding to exactly one valid call instead (``trie``; for
+pretrained BPE actors such as SmolLM2).
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ class HFActor:
         self.grammar_ids: list[int] | None = (
             sorted({i for t in grammar for i in self.tokenizer.convert_tokens_to_ids([t]) if i is not None}
                    | {self.tokenizer.eos_token_id}) if isinstance(grammar, list) else None)
+        from .trie import TrieCache
+
+        self.tries: TrieCache | None = TrieCache(self.tokenizer) if profile.get("decoder") == "trie" else None
 
     def _texts(self, prompts: list[str]) -> list[str]:
         return [self.tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False,
@@ -87,6 +92,8 @@ class HFActor:
                                  add_special_tokens=False).to(self.model.device)  # the model may sit on a GPU
             if self.grammar_ids is not None:
                 kwargs["logits_processor"] = [_CopyOrGrammar(enc["input_ids"], self.grammar_ids, len(self.tokenizer))]
+            elif self.tries is not None:
+                kwargs["logits_processor"] = [self.tries.processor([prompts[i] for i in idx], enc["input_ids"].shape[1])]
             with torch.inference_mode():
                 gen = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, use_cache=True,
                                           pad_token_id=self.tokenizer.pad_token_id,
