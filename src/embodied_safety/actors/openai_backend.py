@@ -10,6 +10,14 @@ With ``transformers serve`` a ``temperature > 0`` only samples when the served m
 seeds the *global* torch RNG per request, so with ``concurrency > 1`` sampled outputs are not
 reproducible request by request; use ``concurrency=1`` when they must be.
 
+With vLLM (``make vllm-serve``) a served actor dir whose profile names ``grammar_tokens`` (the bootstrap
+actors) decodes under the same copy-or-grammar mask as the in-process backend (``HFActor``): each
+request carries vLLM's ``allowed_token_ids`` = grammar tokens + EOS + the tokens of its own chat prompt,
+so greedy answers equal ``HFActor``'s. This needs the model name to be the served dir's path (vLLM's
+default served name) and is switched on only when ``/v1/models`` says ``owned_by: vllm`` (``transformers
+serve`` rejects unknown fields). One difference remains: in a batch ``HFActor`` lets left-padded rows
+emit the pad token (it is in their prompt ids); a served request never has padding.
+
 Timeouts, connection errors, HTTP 429 and 5xx are retried with exponential backoff
 (``backoff_s * 2**attempt``); the openai client's own retries are disabled so the policy is ours.
 After the last attempt, or on any other API error, :class:`EndpointError` is raised; the caller (a
@@ -21,6 +29,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from ..errors import require_package
@@ -47,11 +56,42 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, openai.APIConnectionError | openai.RateLimitError | openai.InternalServerError)
 
 
+class CopyOrGrammarIds:
+    """Per-prompt allowed token ids of a model dir's copy-or-grammar profile (``HFActor``'s mask, one row)."""
+
+    def __init__(self, tokenizer: Any, grammar_ids: list[int]) -> None:
+        self.tokenizer = tokenizer
+        self.grammar_ids = set(grammar_ids)
+
+    @classmethod
+    def from_model_dir(cls, model: str) -> CopyOrGrammarIds | None:
+        """None unless ``model`` is a local dir whose profile names grammar tokens (and transformers is here)."""
+        from .hf import read_profile
+
+        if not Path(model).is_dir():
+            return None
+        grammar = read_profile(model).get("grammar_tokens")
+        if not isinstance(grammar, list):
+            return None
+        try:
+            from transformers import AutoTokenizer
+        except ImportError:
+            return None
+        tokenizer = AutoTokenizer.from_pretrained(model)
+        ids = {i for t in grammar for i in tokenizer.convert_tokens_to_ids([t]) if i is not None}
+        return cls(tokenizer, sorted(ids | {tokenizer.eos_token_id}))
+
+    def allowed(self, prompt: str) -> list[int]:
+        text = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
+                                                  add_generation_prompt=True)
+        return sorted(self.grammar_ids | set(self.tokenizer(text, add_special_tokens=False)["input_ids"]))
+
+
 class OpenAIActor:
     """An actor served behind an OpenAI-compatible chat endpoint (the key is read from ``api_key_env``)."""
 
     def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY",
-                 prompt_style: PromptStyle = "full", max_tokens: int = 32, timeout_s: float = 60.0,
+                 prompt_style: PromptStyle | None = "full", max_tokens: int = 32, timeout_s: float = 60.0,
                  max_retries: int = 3, backoff_s: float = 1.0, concurrency: int = 4) -> None:
         require_package("openai", "llm")
         from openai import OpenAI
@@ -61,7 +101,11 @@ class OpenAIActor:
                              f"got {max_retries}, {concurrency}, {timeout_s}, {backoff_s}")
         self.base_url = base_url
         self.name = model
-        self.prompt_style: PromptStyle = prompt_style
+        if prompt_style is None:  # as HFActor: the served dir's profile names it, else "full"
+            from .hf import read_profile
+
+            prompt_style = read_profile(model).get("prompt_style", "full") if Path(model).is_dir() else "full"  # type: ignore[assignment]
+        self.prompt_style: PromptStyle = prompt_style  # type: ignore[assignment]
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s
         self.max_retries = max_retries
@@ -70,25 +114,36 @@ class OpenAIActor:
         # The key goes straight into the client and is never kept on this object or logged.
         self._client = OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or LOCAL_API_KEY,
                               timeout=timeout_s, max_retries=0)
+        self._mask = CopyOrGrammarIds.from_model_dir(model)
+        self._use_mask: bool | None = None if self._mask else False  # decided by the first generate()
 
     def __repr__(self) -> str:
         return f"OpenAIActor(base_url={self.base_url!r}, model={self.name!r}, prompt_style={self.prompt_style!r})"
 
-    def _request(self, prompt: str, temperature: float, seed: int) -> str:
+    def _server_is_vllm(self) -> bool:
+        """Whether the endpoint is vLLM (its ``/v1/models`` entries say ``owned_by: vllm``)."""
+        import openai
+
+        try:
+            return any(getattr(m, "owned_by", None) == "vllm" for m in self._client.models.list().data)
+        except openai.OpenAIError:
+            return False
+
+    def _request(self, prompt: str, temperature: float, seed: int, extra: dict[str, Any] | None = None) -> str:
         response = self._client.chat.completions.create(
             model=self.name, messages=[{"role": "user", "content": prompt}], max_tokens=self.max_tokens,
-            temperature=temperature, seed=seed)
+            temperature=temperature, seed=seed, extra_body=extra)
         if not response.choices:
             return ""
         return (response.choices[0].message.content or "").strip()
 
-    def _complete(self, prompt: str, temperature: float, seed: int) -> str:
+    def _complete(self, prompt: str, temperature: float, seed: int, extra: dict[str, Any] | None = None) -> str:
         """One prompt, retried on transient failures; raises :class:`EndpointError` when it gives up."""
         import openai
 
         for attempt in range(self.max_retries + 1):
             try:
-                return self._request(prompt, temperature, seed)
+                return self._request(prompt, temperature, seed, extra)
             except openai.OpenAIError as exc:
                 if not _retryable(exc) or attempt == self.max_retries:
                     raise EndpointError(self.base_url, attempt + 1, exc) from exc
@@ -99,9 +154,14 @@ class OpenAIActor:
         """One completion per prompt, in input order; request ``i`` uses seed ``seed + i``."""
         if not prompts:
             return []
+        if self._use_mask is None:
+            self._use_mask = self._server_is_vllm()
+        # tokenized here, in one thread (a fast tokenizer is not safe to share between threads)
+        extras = ([{"allowed_token_ids": self._mask.allowed(p)} for p in prompts] if self._use_mask and self._mask
+                  else [None] * len(prompts))
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(prompts))) as pool:
-            futures: list[Future[str]] = [pool.submit(self._complete, p, temperature, seed + i)
-                                          for i, p in enumerate(prompts)]
+            futures: list[Future[str]] = [pool.submit(self._complete, p, temperature, seed + i, extra)
+                                          for i, (p, extra) in enumerate(zip(prompts, extras, strict=True))]
             try:
                 return [f.result() for f in futures]
             except BaseException:
