@@ -108,13 +108,13 @@ if exp:
 else:
     print(f"MLflow runs      {url}/#/experiments?{ml}   (no run yet: the experiment embodied-safety appears "
           "with the first stage)")
-print(f"Model registry   {url}/#/models")
+print(f"Model registry   {url}/#/models?{ml}")
 model = (get("registered-models/get", name="actor") or {}).get("registered_model")
 if model:
-    print(f"Model 'actor'    {url}/#/models/actor")
+    print(f"Model 'actor'    {url}/#/models/actor?{ml}")
     champion = get("registered-models/alias", name="actor", alias="champion")
     if champion and "model_version" in champion:
-        print(f"Champion         {url}/#/models/actor/versions/{champion['model_version']['version']}")
+        print(f"Champion         {url}/#/models/actor/versions/{champion['model_version']['version']}?{ml}")
 PY
 }
 
@@ -126,8 +126,8 @@ stop() {
       pid=$(cat "$RUN/$name.pid")
       step "stopping $name (pid $pid)"
       if kill -0 "$pid" 2>/dev/null; then
-        kill -INT -- "-$pid" 2>/dev/null || kill -INT "$pid" 2>/dev/null || true
-        for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+        kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
         if kill -0 "$pid" 2>/dev/null; then
           kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
           ok "(killed)"
