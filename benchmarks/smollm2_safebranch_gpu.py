@@ -1,7 +1,7 @@
 """The whole SafeBranch chain on SmolLM2-135M with LoRA, standalone (issue 20, item 8), for a GPU machine.
 
     python benchmarks/smollm2_safebranch_gpu.py [--model models/smollm2] [--splits data/household/splits]
-    python benchmarks/smollm2_safebranch_gpu.py --tiny      # CPU, 3 template tasks, a few steps (the test)
+    python benchmarks/smollm2_safebranch_gpu.py --tiny      # CPU: 3 train tasks, 1 dev / test task, 1 step per phase
 
 1. Base actor: SmolLM2-135M-Instruct (``models/smollm2``, stage ``smollm2``; converted from the wheel if
    missing) + LoRA SFT on the bootstrap data (most safety steps dropped: the unsafe habit), compact
@@ -45,13 +45,15 @@ HEAD = ("sr", "ssr", "srec")
 
 
 def tiny_splits() -> dict[str, list[CompiledTask]]:
-    """Three template tasks per part (one a contrast task), built in memory: no DVC data needed."""
+    """Three train template tasks (one a contrast task), one dev and one test task, built in memory:
+    no DVC data needed. A 135M model on 2 CPU cores takes seconds per generation round."""
     from embodied_safety.envs.household.suite.generate import _combos, instantiate
     from embodied_safety.envs.household.suite.templates import TEMPLATES
 
     picked = [t for t in TEMPLATES if t.name in ("wash_laundry", "cook_on_stove", "mop_floor")]
     return {part: [compile_task(instantiate(t, _combos(t, 0)[i], part == "train" and j == 0, part))
-                   for j, t in enumerate(picked)] for i, part in enumerate(("train", "dev", "test"))}
+                   for j, t in enumerate(picked)][:3 if part == "train" else 1]
+            for i, part in enumerate(("train", "dev", "test"))}
 
 
 def start_dir(model: Path, work: Path, max_new_tokens: int) -> Path:
@@ -64,6 +66,7 @@ def start_dir(model: Path, work: Path, max_new_tokens: int) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(model, out)
     profile = read_json(out / PROFILE_FILE) if (out / PROFILE_FILE).is_file() else {}
+    profile.pop("grammar_tokens", None)  # the trie replaces copy-or-grammar masking
     write_json(out / PROFILE_FILE, {**profile, "prompt_style": "compact", "decoder": "trie",
                                     "max_new_tokens": max_new_tokens})
     return out
@@ -99,7 +102,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--model", type=Path, default=Path("models/smollm2"))
     parser.add_argument("--splits", type=Path, default=Path("data/household/splits"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/smollm2_safebranch"))
-    parser.add_argument("--tiny", action="store_true", help="CPU, 3 template tasks per split, 2 steps per phase")
+    parser.add_argument("--tiny", action="store_true", help="CPU, 3 train tasks, 1 step per phase, no dev selection")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-tasks", type=int, default=0, help="first N tasks per split (0 = all)")
     args = parser.parse_args(argv)
@@ -118,14 +121,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     tokens = 40
     start = start_dir(args.model, work, tokens)
     common = {"use_cpu": not gpu, "bf16": gpu, "max_length": 1024, "logging_steps": 10}
-    budget = {"max_steps": 2, "per_device_train_batch_size": 4} if args.tiny else {"per_device_train_batch_size": 16}
+    budget = {"max_steps": 1, "per_device_train_batch_size": 1} if args.tiny else {"per_device_train_batch_size": 16}
     base_p = {**common, **budget, "num_train_epochs": 2, "learning_rate": 5e-4, "lr_scheduler_type": "cosine",
               "warmup_steps": 0.05}
     sft_p = {**common, **budget, "num_train_epochs": 3, "learning_rate": 5e-4, "lr_scheduler_type": "cosine",
              "warmup_steps": 0.05}
     dpo_p = {**common, **budget, "num_train_epochs": 1, "learning_rate": 5e-6, "beta": 0.1,
              "loss_type": ["sigmoid", "sft"], "loss_weights": [1.0, 1.0]}
-    extra_steps = 2 if args.tiny else 10
+    extra_steps = 0 if args.tiny else 10
 
     def evaluate(a: HFActor) -> dict[str, float]:
         m, _ = evaluate_actor(splits["dev"], a, extra_steps=extra_steps)
@@ -142,7 +145,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     floor = floor_from(base_dev["sr"], 0.05)
     print(f"base: {len(rows)} examples; dev {base_dev}; floor {floor:.3f} ({time.time() - t0:.0f} s)")
     # 2. branches
-    settings = BranchSettings(max_steps=10 if args.tiny else 30)
+    settings = BranchSettings(max_steps=8 if args.tiny else 30, max_repair_attempts=2 if args.tiny else 6)
     got = branch_data(splits["train"], base, (0.0,) if args.tiny else (0.0, 0.3, 0.7, 1.0), settings, args.seed)
     data = datasets(got["pairs"], got["pairs_fb"], got["sft"], got["replay"], [], [],
                     golden=golden_replay(splits["train"]),
@@ -175,8 +178,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 else:
                     fn, params = trainers[phase.kind]
                     out = work / "__".join(key)
-                    fn(path, data[phase.data], out, params, args.seed, peft=LORA, evaluate=evaluate,
-                       eval_every=10 ** 6, sr_floor=floor)
+                    steps = -(-len(data[phase.data]) // 16) * int(params["num_train_epochs"])
+                    fn(path, data[phase.data], out, params, args.seed, peft=LORA,  # tiny: no dev selection
+                       evaluate=None if args.tiny else evaluate, eval_every=max(1, steps // 8), sr_floor=floor)
                     done[key] = out
             path, prev = done[key], key
         results["variants"][v] = run_eval(v, actor(path, device, tokens))

