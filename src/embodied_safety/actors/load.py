@@ -15,7 +15,7 @@ def load_actor(cfg: ActorConfig) -> Actor:
     from .openai_backend import OpenAIActor
 
     return OpenAIActor(base_url=cfg.base_url, model=cfg.model, api_key_env=cfg.api_key_env,
-                       prompt_style=cfg.prompt_style or "full", max_tokens=cfg.max_new_tokens,
+                       prompt_style=cfg.prompt_style, max_tokens=cfg.max_new_tokens,
                        timeout_s=cfg.timeout_s, max_retries=cfg.max_retries, concurrency=cfg.concurrency)
 
 
