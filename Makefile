@@ -27,7 +27,7 @@ export HF_HUB_OFFLINE := 1
 export MUJOCO_GL := egl
 export MPLBACKEND := Agg
 
-.PHONY: setup demo study test lint bench clean server server-stop vllm vllm-serve
+.PHONY: setup demo study shield-study test lint bench clean server server-stop vllm vllm-serve
 
 setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
@@ -72,6 +72,15 @@ STUDY := -S 'safebranch.seeds=[0,1,2]' \
 	-S 'safebranch.variants=[sft_only,branchpo_only,safebranch,trajectory_dpo,trajectory_dpo_success_matched,sft_only_fb,branchpo_only_fb,safebranch_fb,safebranch_extracted,safebranch_judged]' \
 	-S 'safebranch.sweep.sft=[0.0003,0.001,0.003]' -S 'safebranch.sweep.branchpo=[0.00001,0.0001,0.001]' \
 	-S 'safebranch.sweep.branchpo_only=[0.00001,0.0001,0.001]' -S 'safebranch.sweep.trajectory_dpo=[0.00001,0.0001,0.001]'
+
+# The full ShieldVLA part-2 matrix (docs/shield_ppo.md): 3 seeds on Dubins-VL, every ablation, the delta sweep.
+SHIELD_STUDY := -S 'shield_ppo.scale=study' -S 'shield_ppo.seeds={dubins: [0, 1, 2], turtlebot: [0], franka: [0]}' \
+	-S 'shield_ppo.runs={dubins: [ppo, ppo_lag, gated, gated_gt, gated_binary, penalty, gated_dpg, gated_mixed], turtlebot: [ppo, ppo_lag, gated, gated_binary, penalty], franka: [ppo, ppo_lag, gated, gated_binary, penalty]}' \
+	-S 'shield_ppo.delta_sweep={dubins: [0.0, 0.1, 0.2, 0.4]}'
+
+shield-study: setup  ## the full ShieldVLA part-2 matrix as a DVC experiment (about 50 min on 2 cores)
+	dvc exp run --temp -n shield-study $(SHIELD_STUDY) shield_ppo shield_tables
+	dvc exp show --no-pager --only-changed
 
 study: setup  ## the full SafeBranch study as a DVC experiment (3 seeds x 8 variants, lr sweeps)
 	dvc exp run --temp -n safebranch-study $(STUDY)

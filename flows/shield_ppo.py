@@ -354,7 +354,7 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
         rows.append(r)
     out = scratch_dir(out_root / env)
     main_rows = [r for r in rows if r["delta_default"]]
-    tables = render_tables(rows, f"{rep.ENV_NAMES.get(env, env)}: ShieldVLA part 2 (budget: {cfg.budget}, "
+    tables = render_tables(rows, f"{rep.ENV_NAMES.get(env, env)}: ShieldVLA part 2 ({cfg.scale} matrix, budget: {cfg.budget}, "
                                  f"safety update: {cfg.safety_update})", env)
     atomic_write_text(out / "tables.md", tables)
     rep.plot_curves(main_rows, out / "curves.png", f"{rep.ENV_NAMES.get(env, env)}: training (mean over seeds)")
@@ -419,7 +419,7 @@ def all_tables(cfg: ShieldPPOConfig, out_root: Path = OUT) -> Path:
         f = out_root / env / "results.json"
         if f.is_file():
             rows += json.loads(f.read_text())["rows"]
-    text = render_tables(rows, f"ShieldVLA part 2, all environments (budget: {cfg.budget}, "
+    text = render_tables(rows, f"ShieldVLA part 2, all environments ({cfg.scale} matrix, budget: {cfg.budget}, "
                                f"safety update: {cfg.safety_update})")
     return atomic_write_text(out_root.parent / "ppo_tables.md", text)
 

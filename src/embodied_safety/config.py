@@ -439,6 +439,7 @@ class ShieldPPOConfig:
 
     envs: tuple[str, ...] = ("dubins", "turtlebot", "franka")
     budget: Literal["cpu", "paper"] = "cpu"
+    scale: Literal["demo", "study"] = "demo"  # a label in every table: demo = make demo's matrix, study = make shield-study
     hyper: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     cpu: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     runs: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # env -> run names (ppo_report.LABELS)
