@@ -179,16 +179,26 @@ def scene_layout(scene: str, mentioned: Iterable[str] = (),
             fallback = SURFACES if affordance(t).pickupable else ()
             home = next((r for r in (*HOME.get(t, ()), *fallback) if r in present and r != t), None)
             layout[t] = Placement(t, layout[t].count, home)
-    for t, banned in (avoid or {}).items():
-        t = canonical_type(t)
+    for name, banned in (avoid or {}).items():
+        t0 = canonical_type(name)
+        # a goal item matches by substring too ("Bottle" is in "WineBottle|1"), so every type it names is kept off
+        targets = [t for t in layout if t == t0 or name.lower() in t.lower()]
 
         def allowed(receptacle: str | None, banned: Collection[str] = banned) -> bool:
-            # goals match receptacles by substring ("TowelHolder" is in "HandTowelHolder|1"), so avoid alike
-            return receptacle is None or not any(b.lower() in receptacle.lower() for b in banned)
+            # goals match receptacles by substring ("TowelHolder" is in "HandTowelHolder|1"), so avoid alike;
+            # a receptacle reports what is in or on it transitively, so the whole chain below must be allowed
+            seen: set[str] = set()
+            while receptacle is not None and receptacle not in seen:
+                if any(b.lower() in receptacle.lower() for b in banned):
+                    return False
+                seen.add(receptacle)
+                receptacle = layout[receptacle].receptacle if receptacle in layout else None
+            return True
 
-        if t in layout and affordance(t).pickupable and not allowed(layout[t].receptacle):
-            home = next((r for r in (*HOME.get(t, ()), *SURFACES) if r in present and r != t and allowed(r)), None)
-            layout[t] = Placement(t, layout[t].count, home)
+        for t in targets:
+            if affordance(t).pickupable and not allowed(layout[t].receptacle):
+                home = next((r for r in (*HOME.get(t, ()), *SURFACES) if r in present and r != t and allowed(r)), None)
+                layout[t] = Placement(t, layout[t].count, home)
     return list(layout.values())
 
 
