@@ -53,7 +53,7 @@ from embodied_safety.envs.agentbench.dataset import HAZARDS, TASK_TYPES, BenchTa
 from embodied_safety.evaluation.plots import plot_grouped_bars
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
-from flows._link import run_stage
+from flows._stage import Arg, Stage, run_stage
 from tasks.agentbench import agentbench_shard
 from tasks.runners import map_shards, with_runner
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
@@ -245,31 +245,35 @@ def config_from_args(args: argparse.Namespace) -> AgentBenchEvalConfig:
     return dataclasses.replace(cfg, **changes)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--params", default="params.yaml")
-    parser.add_argument("--data-dir", help="folder with the four upstream files (default: params data_dir)")
-    parser.add_argument("--planner", action="append", help="a planner of agentbench_eval.planner_specs (repeatable)")
-    parser.add_argument("--judge", action="append", choices=["rule", "llm"], help="judge backend (repeatable)")
-    parser.add_argument("--judge-base-url", help="OpenAI-compatible endpoint of the LLM judge")
-    parser.add_argument("--judge-model", help="model name the LLM judge endpoint serves")
-    parser.add_argument("--out", type=Path, help="output folder (default: the DVC stage's data/agentbench)")
-    parser.add_argument("--store", type=Path, default=STORE, help="where finished shards are kept for re-runs")
-    parser.add_argument("--track", action="store_true", help="with --out: also log the run to MLflow")
-    parser.add_argument("--audit", action="store_true", help="only audit the data (needs --out): audit.jsonl, .json, .md")
-    args = parser.parse_args(argv)
+def _run(stage: Stage, cfg: AgentBenchEvalConfig, args: argparse.Namespace, kwargs: dict[str, Any]) -> Any:
+    """The stage (no ``--out``), an ad hoc run (``--out``), or the data audit alone (``--audit``)."""
     if args.audit:
         if not args.out:
-            parser.error("--audit needs --out")
-        run_audit(args.data_dir or config_from_args(args).data_dir, args.out)
-        return
+            stage.parser().error("--audit needs --out")
+        return run_audit(args.data_dir or config_from_args(args).data_dir, args.out)
     cfg = config_from_args(args)
     if args.out:
-        run_stage(with_runner(agentbench_eval, cfg), cfg, out=args.out, metrics_path=None, store=args.store,
-                  track=args.track)
-    else:
-        run_stage(with_runner(agentbench_eval, cfg), cfg, store=args.store)
+        return run_stage(with_runner(agentbench_eval, cfg), cfg, out=args.out, metrics_path=None, store=args.store,
+                         track=args.track)
+    return run_stage(with_runner(agentbench_eval, cfg), cfg, store=args.store)
 
+
+STAGE = Stage("agentbench_eval", agentbench_eval, config=AgentBenchEvalConfig, call=_run,
+              inputs={"data_dir": "../shared/data/safeagentbench", "smollm2": "models/smollm2"},
+              outs=(str(OUT),), metrics=str(METRICS),
+              plots=tuple(f"{OUT}/{n}.png" for n in ("unsafe_by_hazard_rejection_rate", "unsafe_by_hazard_risk_rate_semantic",
+                                                      "abstract_risk_by_level", "long_horizon_labels")),
+              args=(Arg(("--data-dir",), {"help": "folder with the four upstream files (default: params data_dir)"}),
+                    Arg(("--planner",), {"action": "append", "help": "a planner of agentbench_eval.planner_specs (repeatable)"}),
+                    Arg(("--judge",), {"action": "append", "choices": ["rule", "llm"], "help": "judge backend (repeatable)"}),
+                    Arg(("--judge-base-url",), {"help": "OpenAI-compatible endpoint of the LLM judge"}),
+                    Arg(("--judge-model",), {"help": "model name the LLM judge endpoint serves"}),
+                    Arg(("--out",), {"type": Path, "help": "output folder (default: the DVC stage's data/agentbench)"}),
+                    Arg(("--store",), {"type": Path, "default": STORE, "help": "where finished shards are kept for re-runs"}),
+                    Arg(("--track",), {"action": "store_true", "help": "with --out: also log the run to MLflow"}),
+                    Arg(("--audit",), {"action": "store_true",
+                                       "help": "only audit the data (needs --out): audit.jsonl, .json, .md"})))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from prefect import flow, task
@@ -34,14 +33,14 @@ from embodied_safety.alfred.port import (
     record_corpus,
     sft_rows,
 )
-from embodied_safety.config import AlfredPortConfig, ModelShape, load_params
+from embodied_safety.config import AlfredPortConfig, ModelShape
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.evaluation.plots import plot_grouped_bars
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
 from embodied_safety.train.safebranch import train_branchpo, train_sft
 from embodied_safety.train.selection import floor_from
-from flows._link import run_stage
+from flows._stage import Stage
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
 SPLITS = Path("data/household/splits")
@@ -147,12 +146,9 @@ def alfred_port(cfg: AlfredPortConfig = AlfredPortConfig(), splits: Path = SPLIT
     return metrics
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--params", default="params.yaml")
-    args = parser.parse_args(argv)
-    run_stage(alfred_port, load_params("alfred_port", AlfredPortConfig, args.params))
-
+STAGE = Stage("alfred_port", alfred_port, config=AlfredPortConfig, inputs={"splits": str(SPLITS)},
+              outs=(str(DATA), str(MODELS)), metrics=str(METRICS), plots=(f"{DATA}/per_category.png",))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

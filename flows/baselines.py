@@ -12,7 +12,6 @@ tasks), ``data/baselines_metrics.json``.
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from embodied_safety.config import ActorConfig, BaselinesConfig
 from embodied_safety.evaluation.actor_eval import evaluate_actor
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
-from flows._link import load_with_rollout_actor, run_stage
+from flows._stage import Stage, load_with_rollout_actor
 from tasks.actors import cached_actor, cached_split
 from tasks.deploy import baseline_task
 from tasks.runners import map_shards, with_runner
@@ -86,13 +85,10 @@ def baselines(cfg: BaselinesConfig = BaselinesConfig(), splits: Path = SPLITS, o
     return metrics
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--params", default="params.yaml")
-    args = parser.parse_args(argv)
-    cfg = load_with_rollout_actor("baselines", BaselinesConfig, args.params)
-    run_stage(with_runner(baselines, cfg), cfg)
-
+STAGE = Stage("baselines", baselines, config=BaselinesConfig, params=("baselines", "rollouts.actor"),
+              load=load_with_rollout_actor, wrap=with_runner,
+              inputs={"splits": str(SPLITS), "actor": "models/bootstrap_actor"}, outs=(str(OUT),), metrics=str(METRICS))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

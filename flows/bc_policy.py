@@ -15,9 +15,10 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.config import BCPolicyConfig
-from embodied_safety.io import replace_dir, scratch_dir, write_json
+from embodied_safety.io import replace_dir, scratch_dir, without_timings, write_json
 from embodied_safety.manifest import write_manifest
-from flows._shield import BC, DEMOS, stage_main
+from flows._shield import BC, DEMOS
+from flows._stage import Stage
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
 METRICS = Path("models/shield/bc_metrics.json")
@@ -53,7 +54,7 @@ def train_bc_task(env: str, demos_path: Path, cfg: BCPolicyConfig, out: Path) ->
         final = {**hist.final(), **{f"eval_{k}": v for k, v in evaluate(policy).items()}}
         policy.save(out)  # writes the whole dir: the curve and history go in after
         hist.plot(out / "bc_curve.png", title=f"behaviour cloning, {env}")
-        write_json(out / "history.json", {"rows": hist.rows, "final": final})
+        write_json(out / "history.json", without_timings({"rows": hist.rows, "final": final}))  # no wall-clock
         log_metrics({f"bc/final/{k}": v for k, v in final.items()})
         log_artifacts([out / "bc_curve.png", out / "history.json"])
     print(f"{env}: best epoch {final['best_epoch']:.0f}, eval SR {final['eval_sr']:.3f}, "
@@ -76,7 +77,9 @@ def bc_policy(cfg: BCPolicyConfig = BCPolicyConfig(), demos: Path = DEMOS, out: 
     return metrics
 
 
-main = stage_main(bc_policy, "bc_policy", BCPolicyConfig, __doc__)
+STAGE = Stage("bc_policy", bc_policy, config=BCPolicyConfig, inputs={"demos": str(DEMOS)}, outs=(str(BC),),
+              metrics=str(METRICS), plots=(f"{BC}/dubins/bc_curve.png",))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

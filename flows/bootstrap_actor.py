@@ -7,7 +7,6 @@ the model as ``actor-base``. The issue's thresholds are reported as ``checks/*``
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from pathlib import Path
 
@@ -16,13 +15,13 @@ from prefect import flow
 from embodied_safety.actors.bootstrap import TrainSettings
 from embodied_safety.actors.bootstrap_data import DataSettings, bootstrap_examples
 from embodied_safety.actors.hf import HFActor
-from embodied_safety.config import BootstrapActorConfig, ModelShape, load_params
+from embodied_safety.config import BootstrapActorConfig, ModelShape
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.evaluation.actor_eval import evaluate_actor, feedback_following
 from embodied_safety.evaluation.plots import plot_curves
-from embodied_safety.io import replace_dir, scratch_dir, write_json, write_jsonl
+from embodied_safety.io import replace_dir, scratch_dir, without_timings, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
-from flows._link import run_stage
+from flows._stage import Stage
 from tasks.actors import train_bootstrap_task
 from tasks.tracking import log_metrics, mlflow_run, register_model_dir, tracking_config
 
@@ -58,7 +57,7 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
         metrics["checks/feedback_following"] = float(metrics.get("eval/feedback_following", 0) >= cfg.min_feedback_following)
         for row in rows:
             log_metrics({k: v for k, v in row.items() if k != "step"}, step=int(row["step"]))
-        write_jsonl(tmp / "train_log.jsonl", rows)
+        write_jsonl(tmp / "train_log.jsonl", without_timings(rows))  # the model dir's bytes: no wall-clock
         curve = plot_curves(rows, ["losses/loss", "charts/mean_token_accuracy", "charts/learning_rate"],
                             tmp / "training_curve.png", "bootstrap actor (SFT from scratch)")
         write_manifest(tmp, cfg, inputs=[splits / "train"])
@@ -76,12 +75,9 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
     return metrics
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--params", default="params.yaml")
-    args = parser.parse_args(argv)
-    run_stage(bootstrap_actor, load_params("bootstrap_actor", BootstrapActorConfig, args.params))
-
+STAGE = Stage("bootstrap_actor", bootstrap_actor, config=BootstrapActorConfig, inputs={"splits": str(SPLITS)},
+              outs=(str(OUT),), metrics=str(METRICS), plots=(f"{OUT}/training_curve.png",))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

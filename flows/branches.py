@@ -19,7 +19,6 @@ Dask / Ray cluster (``task_runner``, ``tasks/runners.py``). Each intermediate is
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 from pathlib import Path
@@ -34,7 +33,7 @@ from embodied_safety.evaluation.plots import plot_funnel
 from embodied_safety.io import read_json, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
 from embodied_safety.records import Trajectory
-from flows._link import load_with_rollout_actor, run_stage
+from flows._stage import Stage, load_with_rollout_actor
 from tasks.branches import collect_task, invariants_task, judge_task
 from tasks.runners import map_shards, with_runner
 from tasks.tracking import resolve_actor
@@ -108,13 +107,12 @@ def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, roll
     return stats
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--params", default="params.yaml")
-    args = parser.parse_args(argv)
-    cfg = load_with_rollout_actor("branches", BranchesConfig, args.params)
-    run_stage(with_runner(branches, cfg), cfg)
-
+STAGE = Stage("branches", branches, config=BranchesConfig, params=("branches", "rollouts.actor"),
+              load=load_with_rollout_actor, wrap=with_runner,
+              inputs={"splits": str(SPLITS), "rollouts": str(ROLLOUTS), "actor": "models/bootstrap_actor"},
+              outs=(f"{OUT}/raw", f"{OUT}/judged", f"{OUT}/final"), metrics=f"{OUT}/funnel.json",
+              plots=(f"{OUT}/funnel.png",))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

@@ -19,7 +19,8 @@ from embodied_safety.config import CalibrateConfig
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from embodied_safety.shield.demos import save_npz
-from flows._shield import CALIBRATION, LABELS, ROLLOUTS, stage_main
+from flows._shield import CALIBRATION, LABELS, ROLLOUTS
+from flows._stage import Stage
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
 METRICS = Path("data/shield/calibration_metrics.json")
@@ -63,7 +64,9 @@ def calibrate(cfg: CalibrateConfig = CalibrateConfig(), rollouts: Path = ROLLOUT
     return metrics
 
 
-main = stage_main(calibrate, "calibrate", CalibrateConfig, __doc__)
+STAGE = Stage("calibrate", calibrate, config=CalibrateConfig, inputs={"rollouts": str(ROLLOUTS), "labels": str(LABELS)},
+              outs=(str(CALIBRATION),), metrics=str(METRICS), plots=(f"{CALIBRATION}/dubins/reliability.png",))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

@@ -6,16 +6,15 @@ Each (policy, split) pair is one shard (a Prefect task); results go to
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from prefect import flow
 
-from embodied_safety.config import EvaluateScriptedConfig, load_params
+from embodied_safety.config import EvaluateScriptedConfig
 from embodied_safety.evaluation.episode import EpisodeOptions
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
-from flows._link import run_stage
+from flows._stage import Stage
 from tasks.household import evaluate_dir_task
 
 SPLITS_DIR = Path("data/household/splits")
@@ -42,12 +41,12 @@ def evaluate_scripted(cfg: EvaluateScriptedConfig = EvaluateScriptedConfig(), sp
     return table
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--params", default="params.yaml")
-    args = parser.parse_args(argv)
-    run_stage(evaluate_scripted, load_params("evaluate_scripted", EvaluateScriptedConfig, args.params))
-
+STAGE = Stage("evaluate_scripted", evaluate_scripted, config=EvaluateScriptedConfig,
+              inputs={"splits_dir": str(SPLITS_DIR)}, outs=(str(OUT),), metrics=str(SUMMARY),
+              plots=tuple(f"{OUT}/{p}/{s}/per_risk.png" for p, s in (
+                  ("golden", "test"), ("golden_unsafe", "test"), ("golden_unsafe", "ood_objectshift"),
+                  ("golden_unsafe", "ood_taskshift"))))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

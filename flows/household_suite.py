@@ -7,16 +7,15 @@ plus the BEHAVIOR-1K coverage figure).
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from prefect import flow
 
-from embodied_safety.config import HouseholdSuiteConfig, load_params
+from embodied_safety.config import HouseholdSuiteConfig
 from embodied_safety.envs.household.suite.stats import suite_metrics
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
-from flows._link import run_stage
+from flows._stage import Arg, Stage
 from tasks.household import behavior_coverage_task, generate_suite_task, write_split_task
 
 OUT = Path("data/household")
@@ -42,13 +41,10 @@ def household_suite(cfg: HouseholdSuiteConfig = HouseholdSuiteConfig(), out: Pat
     return metrics
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--params", default="params.yaml")
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args(argv)
-    run_stage(household_suite, load_params("household_suite", HouseholdSuiteConfig, args.params), args.out)
-
+STAGE = Stage("household_suite", household_suite, config=HouseholdSuiteConfig,
+              outs=("data/household/splits",), metrics="data/household/metrics.json",
+              args=(Arg(("--out",), {"type": Path, "default": OUT, "help": "where splits/ and metrics.json go"}),))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

@@ -3,7 +3,7 @@
     python -m flows.pipeline                   # repro everything, push to the default remote
     python -m flows.pipeline --stage rollouts  # repro one stage (and what it needs)
 
-Each DVC stage runs ``python -m flows.<stage>``; ``flows._link.run_stage`` makes it a child flow run
+Each DVC stage runs ``python -m flows.<stage>``; ``flows._stage.run_stage`` makes it a child flow run
 of this flow's ``dvc-repro`` task, so the Prefect UI shows one parent with a subflow per stage.
 Export ``PREFECT_API_URL`` (``make server`` prints it): without a server every stage process starts
 its own temporary one (FIELD_NOTES: ~5-9 s each).
@@ -19,7 +19,7 @@ import sys
 from prefect import flow, get_run_logger, runtime, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._link import PARENT_FLOW, PARENT_TASK
+from flows._stage import PARENT_FLOW, PARENT_TASK
 
 
 @task(name="dvc-repro", cache_policy=NO_CACHE)

@@ -14,25 +14,26 @@
 
 | `fig3c_filtering.{md,png}` | Fig. 3c | `models/safebranch_metrics.json` (variants safebranch_extracted / _judged / safebranch) |
 
-Each Markdown file ends with its provenance: the commit and the content hash of every input it was
-rendered from. ``reports/index.md`` lists every file with the same provenance (figures included);
-one MLflow run (``report``) holds them all.
+Each Markdown file ends with its provenance: the code key of this stage and the content hash of every input
+it was rendered from (no commit or run id: the files are DVC outputs, identical for identical inputs).
+``reports/index.md`` lists every file with the same provenance (figures included); one MLflow run
+(``report``, tagged with the ``git_commit``) holds them all.
 """
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from pathlib import Path
 
 from prefect import flow
 
+from embodied_safety.codekey import cached_code_key
 from embodied_safety.evaluation.plots import plot_grouped_bars, plot_per_risk, plot_series
 from embodied_safety.evaluation.report import dynamics_table, funnel_table, paired_table, table2
 from embodied_safety.io import atomic_write_text, read_json, replace_dir, scratch_dir
-from embodied_safety.manifest import git_sha, hash_path, write_manifest
+from embodied_safety.manifest import hash_path, write_manifest
 from embodied_safety.train.variants import LABELS
-from flows._link import run_stage
+from flows._stage import Stage
 from tasks.tracking import log_artifacts, mlflow_run, tracking_config
 
 OUT = Path("reports")
@@ -51,10 +52,11 @@ BASELINE_LABELS = {"self_verification": "Self-Verification (Alg. 1, rule verifie
                    "lookahead": "Lookahead (Alg. 2, k = 2, rule value)", "full_critic": "Runtime full-critic (F.4, rule critics)"}
 
 
-def provenance(run_id: str, *inputs: Path) -> str:
-    """The MLflow run, the commit and the content hash of every input that exists."""
+def provenance(code: str, *inputs: Path) -> str:
+    """The code key and the content hash of every input that exists (deterministic: the commit and the MLflow run
+    id are tags of the ``report`` MLflow run, not part of the hashed report files)."""
     parts = [f"`{p}` {hash_path(p)[:12]}" for p in inputs if p.exists()]
-    return f"\n_Rendered by MLflow run {run_id} at commit {git_sha() or 'unknown'} from {', '.join(parts)}._\n"
+    return f"\n_Rendered by code {code} from {', '.join(parts)}; commit and MLflow run: tags of MLflow run `report`._\n"
 
 
 def _methods(sb: dict[str, float], bl: dict[str, float]) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
@@ -79,20 +81,20 @@ def report(out: Path = OUT, safebranch: Path = SAFEBRANCH, sb_metrics: Path = SB
            funnel_path: Path = FUNNEL, alfred: Path = ALFRED, alfred_metrics: Path = ALFRED_METRICS,
            agentbench: Path = AGENTBENCH) -> list[str]:
     with mlflow_run(tracking_config(), "report") as run:
-        names = _render(run.info.run_id, out, safebranch, sb_metrics, baselines, funnel_path, alfred, alfred_metrics,
-                        agentbench)
+        names = _render(cached_code_key(*STAGE.code_modules), out, safebranch, sb_metrics, baselines, funnel_path,
+                        alfred, alfred_metrics, agentbench)
         log_artifacts([out / n for n in names] + [out / "index.md"])
     print(f"{len(names)} report files in {out}/ (MLflow run {run.info.run_id}): {', '.join(names)}")
     return names
 
 
-def _render(run_id: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: Path, funnel_path: Path,
+def _render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: Path, funnel_path: Path,
             alfred: Path, alfred_metrics: Path, agentbench: Path = AGENTBENCH) -> list[str]:
     tmp = scratch_dir(out)
     written: list[Path] = []
 
     def md(name: str, title: str, body: str, *inputs: Path) -> None:
-        written.append(atomic_write_text(tmp / name, f"# {title}\n\n{body}{provenance(run_id, *inputs)}"))
+        written.append(atomic_write_text(tmp / name, f"# {title}\n\n{body}{provenance(code, *inputs)}"))
 
     sb = read_json(sb_metrics) if sb_metrics.exists() else {}
     bl = read_json(baselines) if baselines.exists() else {}
@@ -167,17 +169,18 @@ def _render(run_id: str, out: Path, safebranch: Path, sb_metrics: Path, baseline
     written += [tmp / "fig3b_funnel.png"] if (tmp / "fig3b_funnel.png").exists() else []
     names = sorted({p.name for p in written})
     atomic_write_text(tmp / "index.md", "# Reports\n\n" + "\n".join(f"* [{n}]({n})" for n in names) + "\n"
-                      + provenance(run_id, sb_metrics, safebranch / "results.json", baselines, funnel_path, alfred_metrics))
+                      + provenance(code, sb_metrics, safebranch / "results.json", baselines, funnel_path, alfred_metrics))
     write_manifest(tmp, {"files": names}, inputs=[p for p in (sb_metrics, baselines, funnel_path, alfred_metrics) if p.exists()])
     replace_dir(tmp, out)
     return names
 
 
 
-def main(argv: list[str] | None = None) -> None:
-    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
-    run_stage(report)
-
+STAGE = Stage("report", report, inputs={
+    "safebranch": str(SAFEBRANCH), "sb_metrics": str(SB_METRICS), "baselines": str(BASELINES),
+    "funnel_path": str(FUNNEL), "alfred": str(ALFRED), "alfred_metrics": str(ALFRED_METRICS),
+    "agentbench": str(AGENTBENCH)}, outs=(str(OUT),))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

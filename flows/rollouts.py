@@ -13,20 +13,19 @@ re-running it completes exactly those. Metrics: ``data/rollouts_metrics.json``.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from prefect import flow, get_run_logger
 
 from embodied_safety.actors.load import actor_id
-from embodied_safety.config import ActorConfig, RolloutsConfig, load_params
+from embodied_safety.config import ActorConfig, RolloutsConfig
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.io import write_json
 from embodied_safety.manifest import write_manifest
 from embodied_safety.rollout.collect import Progress, chunks, rollout_metrics, shard_specs
 from embodied_safety.rollout.runner import RolloutSettings
 from embodied_safety.rollout.shards import ShardStore
-from flows._link import run_stage
+from flows._stage import Arg, Out, Stage
 from tasks.actors import rollout_chunk_task
 from tasks.runners import map_shards, with_runner
 from tasks.tracking import resolve_actor
@@ -71,14 +70,12 @@ def rollouts(cfg: RolloutsConfig = RolloutsConfig(), splits: Path = SPLITS, out:
     return metrics
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--params", default="params.yaml")
-    parser.add_argument("--retry-failed", action="store_true", help="run only the shards recorded as failed")
-    args = parser.parse_args(argv)
-    cfg = load_params("rollouts", RolloutsConfig, args.params)
-    run_stage(with_runner(rollouts, cfg), cfg, retry_failed=args.retry_failed)
-
+STAGE = Stage("rollouts", rollouts, config=RolloutsConfig, wrap=with_runner,
+              inputs={"splits": str(SPLITS), "actor": "models/bootstrap_actor"},
+              outs=(Out(str(OUT), persist=True),),  # shards are content-keyed: a re-run completes missing / failed ones
+              metrics=str(METRICS),
+              args=(Arg(("--retry-failed",), {"action": "store_true", "help": "run only the shards recorded as failed"}),))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

@@ -18,7 +18,8 @@ from prefect import flow
 from embodied_safety.config import RTDConfig, RubricLabelConfig
 from embodied_safety.io import atomic_write_text, read_json, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
-from flows._shield import LABELS, ROLLOUTS, RTD, stage_main
+from flows._shield import LABELS, ROLLOUTS, RTD
+from flows._stage import Stage
 from tasks.shield import STORE, scorer_for
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
@@ -78,7 +79,10 @@ def rtd(cfg: RTDConfig = RTDConfig(), rollouts: Path = ROLLOUTS, labels: Path = 
     return metrics
 
 
-main = stage_main(rtd, "rtd", RTDConfig, __doc__, other_sections={"label_cfg": ("rubric_label", RubricLabelConfig)})
+STAGE = Stage("rtd", rtd, config=RTDConfig, sections={"label_cfg": ("rubric_label", RubricLabelConfig)},
+              params=("rtd", "rubric_label.backend", "rubric_label.vlm", "rubric_label.rubric_sets"),
+              inputs={"rollouts": str(ROLLOUTS), "labels": str(LABELS)}, outs=(str(RTD),), metrics=str(METRICS))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

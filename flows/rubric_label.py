@@ -19,7 +19,8 @@ from embodied_safety.config import RubricLabelConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from embodied_safety.shield.demos import save_npz
-from flows._shield import LABELS, ROLLOUTS, stage_main
+from flows._shield import LABELS, ROLLOUTS
+from flows._stage import Stage
 from tasks.runners import map_shards, with_runner
 from tasks.shield import label_shard
 
@@ -58,7 +59,9 @@ def rubric_label(cfg: RubricLabelConfig = RubricLabelConfig(), rollouts: Path = 
     return metrics
 
 
-main = stage_main(rubric_label, "rubric_label", RubricLabelConfig, __doc__, with_runner)
+STAGE = Stage("rubric_label", rubric_label, config=RubricLabelConfig, wrap=with_runner,
+              inputs={"rollouts": str(ROLLOUTS)}, outs=(str(LABELS),), metrics=str(METRICS))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

@@ -19,7 +19,6 @@ and ``results.json``.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import statistics
 from collections import defaultdict
@@ -31,7 +30,7 @@ from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.actors.hf import HFActor
 from embodied_safety.branch.golden import extra_pairs, golden_replay
-from embodied_safety.config import PromoteConfig, SafeBranchConfig, load_params
+from embodied_safety.config import PromoteConfig, SafeBranchConfig
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.evaluation.actor_eval import evaluate_actor
 from embodied_safety.evaluation.household_metrics import per_risk_counts
@@ -46,6 +45,7 @@ from embodied_safety.train.safebranch import train_branchpo, train_sft
 from embodied_safety.train.selection import floor_from, rank
 from embodied_safety.train.trajectory_dpo import train_trajectory_dpo, trajectory_pairs
 from embodied_safety.train.variants import LABELS, RECIPES, SWEEPS, Kind, Phase, chain_key, datasets, lrs_for
+from flows._stage import Stage
 from flows.promote import promote, tag_base_dev
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, register_model_dir, tracking_config
 
@@ -365,13 +365,14 @@ def _run_json(r: Run) -> dict[str, Any]:
             "phases": [{k: v for k, v in p.items() if k != "history"} for p in r.phases]}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--params", default="params.yaml")
-    args = parser.parse_args(argv)
-    safebranch(load_params("safebranch", SafeBranchConfig, args.params), promote_cfg=load_params("promote", PromoteConfig,
-                                                                                                 args.params))
-
+STAGE = Stage("safebranch", safebranch, config=SafeBranchConfig, params=("safebranch", "promote"),
+              sections={"promote_cfg": ("promote", PromoteConfig)},
+              inputs={"pairs_dir": str(PAIRS), "rollouts": str(ROLLOUTS), "splits": str(SPLITS),
+                      "bootstrap_actor": str(BASE.parent)},
+              outs=(str(OUT),), metrics=str(METRICS),
+              plots=tuple(f"{OUT}/{n}.png" for n in ("dev_curves", "training_curves", "sweep_curves", "per_risk_test",
+                                                     "per_risk_ood_objectshift", "per_risk_ood_taskshift")))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

@@ -14,7 +14,8 @@ from prefect import flow
 from embodied_safety.config import ShieldDemosConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
-from flows._shield import DEMOS, seed_shards, stage_main
+from flows._shield import DEMOS, seed_shards
+from flows._stage import Stage
 from tasks.runners import map_shards, with_runner
 from tasks.shield import demo_shard
 
@@ -42,7 +43,9 @@ def shield_demos(cfg: ShieldDemosConfig = ShieldDemosConfig(), out: Path = DEMOS
     return metrics
 
 
-main = stage_main(shield_demos, "shield_demos", ShieldDemosConfig, __doc__, with_runner)
+STAGE = Stage("shield_demos", shield_demos, config=ShieldDemosConfig, wrap=with_runner, outs=(str(DEMOS),),
+              metrics=str(METRICS))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

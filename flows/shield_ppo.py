@@ -31,13 +31,14 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from embodied_safety.config import RubricLabelConfig, ShieldPPOConfig, load_params
+from embodied_safety.codekey import cached_code_key
+from embodied_safety.config import RubricLabelConfig, ShieldPPOConfig
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
-from flows._link import run_stage
 from flows._shield import BC, CALIBRATION, ROLLOUTS
+from flows._stage import Arg, Out, Stage, run_stage
 from tasks.shield import STORE, _file_hash, scorer_for, scorer_key
-from tasks.store import content_key, source_hash
+from tasks.store import content_key
 from tasks.tracking import (
     alias_version,
     log_artifacts,
@@ -87,15 +88,14 @@ def _inputs(env: str) -> list[str]:
     return [str(BC / env), str(ROLLOUTS / env / "rollouts.npz"), str(CALIBRATION / env / "platt.json")]
 
 
-#: what a stored warm critic or run depends on: the envs and the training / scoring / evaluation code, not the
-#: report code (a change to a table or a plot re-renders, it does not retrain)
-TRAINING_SOURCES = ("envs/control", *(f"shield/{m}.py" for m in (
-    "critic", "ppo", "margins", "vecenv", "policy", "pixel_scorer", "rubrics", "calibrate", "rollouts", "demos",
-    "envs", "vlm_scorer")))
+#: what a stored warm critic or run depends on: the import closure of the training / scoring / evaluation code
+#: (embodied_safety.codekey), not the report code (a change to a table or a plot re-renders, it does not retrain)
+TRAINING_CODE = ("embodied_safety.shield.ppo", "embodied_safety.shield.critic", "embodied_safety.shield.margins",
+                 "embodied_safety.shield.vecenv", "tasks.shield")
 
 
 def _code() -> str:
-    return source_hash(*TRAINING_SOURCES)
+    return cached_code_key(*TRAINING_CODE)
 
 
 @task(name="warm-critic", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
@@ -354,7 +354,7 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
         rows.append(r)
     out = scratch_dir(out_root / env)
     main_rows = [r for r in rows if r["delta_default"]]
-    tables = render_tables(rows, f"{rep.ENV_NAMES.get(env, env)}: ShieldVLA part 2 ({cfg.scale} matrix, budget: {cfg.budget}, "
+    tables = rep.render_tables(rows, f"{rep.ENV_NAMES.get(env, env)}: ShieldVLA part 2 ({cfg.scale} matrix, budget: {cfg.budget}, "
                                  f"safety update: {cfg.safety_update})", env)
     atomic_write_text(out / "tables.md", tables)
     rep.plot_curves(main_rows, out / "curves.png", f"{rep.ENV_NAMES.get(env, env)}: training (mean over seeds)")
@@ -396,48 +396,36 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
     return metrics
 
 
-def render_tables(rows: list[dict[str, Any]], title: str, delta_env: str = "dubins") -> str:
-    """Tables 2/3, 4, 5, the safety-step ablation, 6 (on the default-δ runs) and 7 (the δ sweep)."""
-    from embodied_safety.shield import ppo_report as rep
+def _run(stage: Stage, cfg: ShieldPPOConfig, args: argparse.Namespace, kwargs: dict[str, Any]) -> Any:
+    """``--tables``: stage ``shield_tables``; ``--env E``: stage ``shield_ppo@E``."""
+    from embodied_safety.shield.ppo_report import all_tables
 
-    main = [r for r in rows if r.get("delta_default", True)]
-    return "\n".join([
-        f"# {title}\n",
-        "## Main results (Tables 2 / 3)\n", rep.table_main(main),
-        "## Cost signal (Table 4)\n", rep.table_pair(main, ["gated_binary", "gated"], "Cost signal"),
-        "## Gating vs penalty (Table 5)\n", rep.table_pair(main, ["penalty", "gated"], "Critic use"),
-        "## The safety step on infeasible samples (Eq. 6's ∇Q vs ours)\n",
-        rep.table_pair(main, ["gated_dpg", "gated_mixed", "gated"], "Safety step"),
-        "## OOD (Table 6)\n", rep.table_ood(main),
-        f"## Gate threshold δ (Table 7, {rep.ENV_NAMES.get(delta_env, delta_env)})\n", rep.table_delta(rows, delta_env)])
-
-
-def all_tables(cfg: ShieldPPOConfig, out_root: Path = OUT) -> Path:
-    """Stage ``shield_tables``: every env's rows in one file."""
-    rows = []
-    for env in cfg.envs:
-        f = out_root / env / "results.json"
-        if f.is_file():
-            rows += json.loads(f.read_text())["rows"]
-    text = render_tables(rows, f"ShieldVLA part 2, all environments ({cfg.scale} matrix, budget: {cfg.budget}, "
-                               f"safety update: {cfg.safety_update})")
-    return atomic_write_text(out_root.parent / "ppo_tables.md", text)
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--params", default="params.yaml")
-    parser.add_argument("--env", help="one of shield_ppo.envs")
-    parser.add_argument("--tables", action="store_true", help="combine every env's results")
-    args = parser.parse_args(argv)
-    cfg = load_params("shield_ppo", ShieldPPOConfig, args.params)
     if args.tables:
-        print(all_tables(cfg).read_text())
-        return
+        print(all_tables(cfg.envs, f"ShieldVLA part 2, all environments ({cfg.scale} matrix, budget: {cfg.budget}, "
+                                   f"safety update: {cfg.safety_update})", OUT).read_text())
+        return None
     if args.env not in cfg.envs:
-        parser.error(f"--env must be one of {list(cfg.envs)}")
-    run_stage(shield_ppo, cfg, env=args.env, label_cfg=load_params("rubric_label", RubricLabelConfig, args.params))
+        stage.parser().error(f"--env must be one of {list(cfg.envs)}")
+    return run_stage(shield_ppo, cfg, **kwargs)
 
+
+_ENV = "${item}"
+STAGE = Stage("shield_ppo", shield_ppo, config=ShieldPPOConfig, call=_run,
+              params=("shield_ppo", "rubric_label.backend", "rubric_label.vlm", "rubric_label.rubric_sets"),
+              sections={"label_cfg": ("rubric_label", RubricLabelConfig)},
+              inputs={"bc": f"{BC}/{_ENV}", "rollouts": f"{ROLLOUTS}/{_ENV}/rollouts.npz",
+                      "platt": f"{CALIBRATION}/{_ENV}/platt.json"},
+              outs=(f"{OUT}/{_ENV}", f"{MODELS}/{_ENV}"), metrics=f"{OUT.parent}/ppo_metrics_{_ENV}.json",
+              plots=tuple(f"{OUT}/dubins/{n}.png" for n in ("curves", "safe_set", "bars")),
+              foreach=("dubins", "turtlebot", "franka"), cmd_args=f"--env {_ENV}",
+              args=(Arg(("--env",), {"help": "one of shield_ppo.envs (stage shield_ppo@<env>)"}),
+                    Arg(("--tables",), {"action": "store_true", "help": "stage shield_tables: every env's tables"})))
+#: ``python -m flows.shield_ppo --tables``: the tables of every env in one file
+TABLES = Stage("shield_tables", shield_ppo, config=ShieldPPOConfig, params=("shield_ppo.envs",), call=_run,
+               code=("embodied_safety.shield.ppo_report",), inputs={"ppo": str(OUT)},
+               outs=(Out(f"{OUT.parent}/ppo_tables.md", cache=False),), cmd_args="--tables", args=STAGE.args)
+STAGES = (STAGE, TABLES)
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

@@ -16,7 +16,8 @@ from prefect import flow
 from embodied_safety.config import ShieldRolloutsConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
-from flows._shield import BC, ROLLOUTS, seed_shards, stage_main
+from flows._shield import BC, ROLLOUTS, seed_shards
+from flows._stage import Stage
 from tasks.runners import map_shards, with_runner
 from tasks.shield import rollout_shard
 
@@ -44,7 +45,9 @@ def shield_rollouts(cfg: ShieldRolloutsConfig = ShieldRolloutsConfig(), policies
     return metrics
 
 
-main = stage_main(shield_rollouts, "shield_rollouts", ShieldRolloutsConfig, __doc__, with_runner)
+STAGE = Stage("shield_rollouts", shield_rollouts, config=ShieldRolloutsConfig, wrap=with_runner,
+              inputs={"policies": str(BC)}, outs=(str(ROLLOUTS),), metrics=str(METRICS))
+main = STAGE.main
 
 if __name__ == "__main__":
     main()

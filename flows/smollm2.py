@@ -17,7 +17,7 @@ from prefect.cache_policies import NO_CACHE
 from embodied_safety.actors.smollm2 import convert_smollm2
 from embodied_safety.io import write_json
 from embodied_safety.manifest import write_manifest
-from flows._link import run_stage
+from flows._stage import Stage
 
 OUT = Path("models/smollm2")
 METRICS = Path("models/smollm2_metrics.json")
@@ -58,5 +58,8 @@ def smollm2(out: Path = OUT, metrics_path: Path = METRICS) -> dict[str, float]:
     return metrics
 
 
+STAGE = Stage("smollm2", smollm2, outs=(str(OUT),), metrics=str(METRICS))
+main = STAGE.main
+
 if __name__ == "__main__":
-    run_stage(smollm2)
+    main()

@@ -1,8 +1,8 @@
 """Prefect tasks of the ShieldVLA stages: demo, rollout and labelling shards, each stored under a content key.
 
 A shard's ``.npz`` lands in ``.cache/shield/<kind>/<key>.npz`` (atomic write), the key hashing the shard's
-arguments, its input files and the sources of the envs and the shield package; a re-run after a kill loads the
-finished shards and computes the rest. Labelling shards with the VLM backend also keep the scorer's per-frame
+arguments, its input files and the code key of this module's import closure (``embodied_safety.codekey``); a
+re-run after a kill loads the finished shards and computes the rest. Labelling shards with the VLM backend also keep the scorer's per-frame
 cache, so a retried shard re-asks only the frames that were not answered.
 """
 
@@ -16,9 +16,10 @@ import numpy as np
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from embodied_safety.codekey import cached_code_key
 from embodied_safety.config import RubricLabelConfig
 from embodied_safety.manifest import hash_path
-from tasks.store import content_key, source_hash
+from tasks.store import content_key
 
 STORE = Path(".cache/shield")
 
@@ -30,7 +31,7 @@ def _file_hash(path: str) -> str:
 
 def shard_path(kind: str, blob: dict[str, Any], inputs: tuple[str, ...] = ()) -> Path:
     key = content_key({**blob, "inputs": [_file_hash(p) for p in inputs],
-                       "code": source_hash("envs/control", "shield")})
+                       "code": cached_code_key("tasks.shield")})  # the import closure of the shard code
     return STORE / kind / f"{key}.npz"
 
 

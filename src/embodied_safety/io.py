@@ -64,6 +64,21 @@ def scratch_dir(final: str | os.PathLike[str]) -> Path:
     return Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.tmp-"))
 
 
+#: keys of wall-clock measurements (HF Trainer's ``train_runtime``, ``*_per_second``; our ``seconds``)
+_TIMING_KEYS = ("runtime", "seconds", "per_second", "elapsed")
+
+
+def without_timings(obj: Any) -> Any:
+    """``obj`` with every dict key that names a wall-clock measurement removed, recursively: for files inside an
+    output folder, whose bytes must depend on the inputs and the code only (timings go to MLflow)."""
+    if isinstance(obj, dict):
+        return {k: without_timings(v) for k, v in obj.items()
+                if not str(k).rsplit("/", 1)[-1].endswith(_TIMING_KEYS)}
+    if isinstance(obj, list | tuple):
+        return [without_timings(v) for v in obj]
+    return obj
+
+
 def read_json(path: str | os.PathLike[str]) -> Any:
     with open(path) as fh:
         return json.load(fh)

@@ -1,4 +1,8 @@
-"""``manifest.json`` for every output folder: resolved config, git SHA, input hashes, versions."""
+"""``manifest.json`` for every output folder: resolved config, content hashes of the inputs, the code key, versions.
+
+Everything in it is a function of the inputs, the code and the environment, so a re-run with identical inputs
+writes an identical manifest (and DVC sees an unchanged output). The git commit is not in it: it goes to the
+MLflow run's ``git_commit`` tag (``tasks/tracking.py``)."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import hashlib
 import os
 import platform
 import subprocess
+import sys
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
@@ -18,6 +23,7 @@ _PACKAGES = ("embodied-safety", "numpy", "bddl", "prefect", "dvc", "mlflow", "to
 
 
 def git_sha() -> str | None:
+    """The checked-out commit, for MLflow tags (never written into a hashed output)."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.TimeoutExpired):
@@ -46,13 +52,39 @@ def package_versions(names: Iterable[str] = _PACKAGES) -> dict[str, str]:
     return out
 
 
+def _label(path: str | os.PathLike[str]) -> str:
+    """An input's name in the manifest: relative to the working directory when inside it (no absolute paths)."""
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        except ValueError:
+            return p.name
+    return p.as_posix()
+
+
+def _caller_module(depth: int) -> str:
+    frame = sys._getframe(depth + 1)
+    name = frame.f_globals.get("__name__", "")
+    if name == "__main__":
+        spec = frame.f_globals.get("__spec__")
+        name = spec.name if spec is not None else ""
+    return name
+
+
 def write_manifest(out_dir: str | os.PathLike[str], config: Any, inputs: Iterable[str | os.PathLike[str]] = (),
-                   extra: dict[str, Any] | None = None) -> Path:
+                   extra: dict[str, Any] | None = None, code: Iterable[str] | None = None) -> Path:
+    """``out_dir/manifest.json``: ``config``, the content hash of each input (named relative to the working
+    directory), ``code`` = the code key (:mod:`embodied_safety.codekey`) of the modules ``code`` (default: the
+    module calling this, i.e. the stage), the package versions and ``extra``."""
+    from .codekey import cached_code_key
+
+    modules = tuple(code) if code is not None else (_caller_module(1),)
     cfg = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config
     return write_json(Path(out_dir) / "manifest.json", {
         "config": cfg,
-        "git_sha": git_sha(),
-        "inputs": {str(p): hash_path(p) for p in inputs if Path(p).exists()},
+        "code": {"modules": list(modules), "key": cached_code_key(*modules)} if any(modules) else None,
+        "inputs": {_label(p): hash_path(p) for p in inputs if Path(p).exists()},
         "packages": package_versions(),
         "python": platform.python_version(),
         **(extra or {}),

@@ -47,3 +47,15 @@ def test_constrained_decoding_only_emits_grammar_or_prompt_tokens(actor_dir):
         for prompt, out in zip(PROMPTS, actor.generate(PROMPTS, temperature, seed=1), strict=True):
             allowed = grammar | set(tok.tokenize(prompt))
             assert set(tok.tokenize(out)) <= allowed, (prompt, out)
+
+
+def test_per_prompt_seeds_sample_each_prompt_independently_of_its_batch(actor_dir):
+    batched, single = HFActor(actor_dir, batch_size=16), HFActor(actor_dir, batch_size=1)
+    seeds = [11, 22, 33]
+    together = batched.generate(PROMPTS, 1.0, seed=seeds)
+    assert together == single.generate(PROMPTS, 1.0, seed=seeds)
+    assert [batched.generate([p], 1.0, seed=[s])[0] for p, s in zip(PROMPTS, seeds, strict=True)] == together
+    assert batched.generate(PROMPTS[::-1], 1.0, seed=seeds[::-1]) == together[::-1]
+    draws = {batched.generate(PROMPTS[:1], 1.0, seed=[s])[0] for s in range(12)}
+    assert len(draws) > 1  # it samples (T = 1), it is not greedy
+    assert batched.generate(PROMPTS, 0.0, seed=seeds) == batched.generate(PROMPTS)  # T = 0: greedy either way

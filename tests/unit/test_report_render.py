@@ -49,6 +49,6 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
     table2 = (out / "table2.md").read_text()
     assert "Runtime full-critic" in table2 and "| 300 |" in table2  # module calls summed over the splits
     assert "SafeBranch on extracted pairs" not in table2  # the Fig. 3c variants have their own table
-    assert "MLflow run run123" in table2 and "sb.json" in table2
+    assert "Rendered by code run123" in table2 and "sb.json" in table2 and "MLflow run `report`" in table2
     assert "| 0.450 |" in (out / "fig3c_filtering.md").read_text()
     assert all(f"[{n}]" in (out / "index.md").read_text() for n in names)

@@ -104,3 +104,64 @@ def test_injected_worker_crashes_are_reproducible_per_attempt():
     assert not any(crashes(0.0, f"chunk{i}", 1) for i in range(40))
     with pytest.raises(WorkerCrash, match="attempt 3"):
         inject_worker_crash(1.0, 0, "chunk", 3)
+
+
+class SeededSampler:
+    """A stochastic test actor: each prompt's action drawn from its own seed (one per prompt) or, given one seed
+    for the batch, from ``seed + index`` (so then a prompt's sample depends on its batch position)."""
+
+    prompt_style = "compact"
+
+    def generate(self, prompts, temperature=0.0, seed=0):
+        import random
+
+        seeds = [seed + i for i in range(len(prompts))] if isinstance(seed, int) else list(seed)
+        out = []
+        for p, s in zip(prompts, seeds, strict=True):
+            objects = p.split("- objects_list: ", 1)[1].split("\n", 1)[0].split(", ")
+            rng = random.Random(s)
+            verb = rng.choice(["OPEN", "CLOSE", "TOGGLE_ON", "TOGGLE_OFF", "WAIT", "DONE"])
+            out.append(f"{verb}()" if verb in ("WAIT", "DONE") else f"{verb}({rng.choice(objects)})")
+        return out
+
+
+def test_a_shard_at_t1_is_the_same_run_alone_in_a_chunk_and_on_retry(tmp_path):
+    ts = tasks()
+    by_name = {c.name: c for c in ts}
+    specs = shard_specs(ts, "train", [1.0], 0, "sampler", SETTINGS)
+    target = specs[3]
+    chunk, alone, retried = ShardStore(tmp_path / "chunk"), ShardStore(tmp_path / "alone"), ShardStore(tmp_path / "retry")
+    collect_chunk(specs, by_name, SeededSampler(), SETTINGS, chunk)
+    collect_chunk([target], by_name, SeededSampler(), SETTINGS, alone)
+    shard = f"shards/{target.id}.json"
+    assert (tmp_path / "chunk" / shard).read_bytes() == (tmp_path / "alone" / shard).read_bytes()
+    # a retried shard: its first attempt crashed inside a chunk, the retry runs it with other chunk-mates
+    fault = FaultInjector(0.3, seed=1)
+    while not retried.done(target):
+        pending = [s for s in specs if not retried.done(s)]
+        collect_chunk(pending[::-1], by_name, SeededSampler(), SETTINGS, retried, fault)
+    assert (tmp_path / "retry" / shard).read_bytes() == (tmp_path / "chunk" / shard).read_bytes()
+    trajs = chunk.load(specs)
+    assert len({tuple(s.action for s in t.steps) for t in trajs}) > 1  # the sampler does sample
+
+
+def test_task_content_and_rollout_code_are_part_of_the_shard_key(tmp_path):
+    import dataclasses
+
+    from embodied_safety.codekey import code_key
+    from embodied_safety.rollout.collect import ROLLOUT_CODE, rollout_code_key
+    from tests.unit.test_codekey import copy_code
+
+    ts = tasks()[:2]
+    base = shard_specs(ts, "train", [1.0], 0, "a", SETTINGS)
+    assert {s.code for s in base} == {rollout_code_key()}
+    edited = dataclasses.replace(ts[0].task, instruction=ts[0].task.instruction + " Carefully.")
+    other = shard_specs([compile_task(edited), ts[1]], "train", [1.0], 0, "a", SETTINGS)
+    assert base[0].id != other[0].id and base[1].id == other[1].id  # same name, other content: another shard
+    # a change to the world or to the actor backend changes the rollout code key, hence every shard key
+    for path in ("src/embodied_safety/envs/household/world.py", "src/embodied_safety/actors/hf.py"):
+        root = copy_code(tmp_path / path.replace("/", "_"))
+        assert code_key(*ROLLOUT_CODE, root=root) == rollout_code_key()
+        (root / path).write_text((root / path).read_text() + "\nX = 1\n")
+        changed = shard_specs(ts, "train", [1.0], 0, "a", SETTINGS, code=code_key(*ROLLOUT_CODE, root=root))
+        assert not {s.id for s in changed} & {s.id for s in base}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from .prompts import PromptStyle
@@ -12,6 +13,9 @@ class Actor(Protocol):
 
     prompt_style: PromptStyle
 
-    def generate(self, prompts: list[str], temperature: float = 0.0, seed: int = 0) -> list[str]:
-        """One raw completion per prompt (parse with :func:`embodied_safety.actors.parsing.parse_output`)."""
+    def generate(self, prompts: list[str], temperature: float = 0.0, seed: int | Sequence[int] = 0) -> list[str]:
+        """One raw completion per prompt (parse with :func:`embodied_safety.actors.parsing.parse_output`).
+
+        ``seed``: one seed for the call, or one per prompt; with one per prompt, a prompt's sample depends only on
+        the prompt and its own seed, not on the other prompts of the batch (rollout shards rely on it)."""
         ...

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,23 +78,36 @@ class HFActor:
         return [self.tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False,
                                                    add_generation_prompt=True) for p in prompts]
 
-    def generate(self, prompts: list[str], temperature: float = 0.0, seed: int = 0) -> list[str]:
+    def generate(self, prompts: list[str], temperature: float = 0.0, seed: int | Sequence[int] = 0) -> list[str]:
+        """``seed`` an int: the global torch RNG is seeded once for the call (samples depend on the batch). One seed
+        per prompt: each prompt samples from its own generator (Gumbel-max over ``logits / T``, the same
+        distribution as ``do_sample``), so its output does not depend on the other prompts of the batch."""
         import torch
 
         texts = self._texts(prompts)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: list[str] = [""] * len(texts)
-        torch.manual_seed(seed)
+        per_row = not isinstance(seed, int)
+        if per_row and len(seed) != len(prompts):  # type: ignore[arg-type]
+            raise ValueError(f"{len(seed)} seeds for {len(prompts)} prompts")  # type: ignore[arg-type]
+        torch.manual_seed(0 if per_row else seed)  # type: ignore[arg-type]
         sample = temperature > 0
-        kwargs = {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0} if sample else {"do_sample": False}
+        kwargs: dict[str, Any] = ({"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0}
+                                  if sample and not per_row else {"do_sample": False})
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]
             enc = self.tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True,
                                  add_special_tokens=False).to(self.model.device)  # the model may sit on a GPU
+            processors: list[Any] = []
             if self.grammar_ids is not None:
-                kwargs["logits_processor"] = [_CopyOrGrammar(enc["input_ids"], self.grammar_ids, len(self.tokenizer))]
+                processors.append(_CopyOrGrammar(enc["input_ids"], self.grammar_ids, len(self.tokenizer),
+                                                 enc.get("attention_mask")))
             elif self.tries is not None:
-                kwargs["logits_processor"] = [self.tries.processor([prompts[i] for i in idx], enc["input_ids"].shape[1])]
+                processors.append(self.tries.processor([prompts[i] for i in idx], enc["input_ids"].shape[1]))
+            if sample and per_row:
+                processors.append(_RowSampler([int(seed[i]) for i in idx], temperature))  # type: ignore[index]
+            if processors:
+                kwargs["logits_processor"] = processors
             with torch.inference_mode():
                 gen = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, use_cache=True,
                                           pad_token_id=self.tokenizer.pad_token_id,
@@ -104,14 +118,35 @@ class HFActor:
         return out
 
 
-class _CopyOrGrammar:
-    """Logits processor: only grammar tokens and tokens present in the row's prompt may be generated."""
+class _RowSampler:
+    """Logits processor: temperature sampling by Gumbel-max with one generator per row, so a row's sample depends
+    only on its own seed (greedy decoding then picks ``argmax(logits / T + Gumbel noise)``)."""
 
-    def __init__(self, input_ids: Any, grammar_ids: list[int], vocab_size: int) -> None:
+    def __init__(self, seeds: list[int], temperature: float) -> None:
+        import torch
+
+        self.temperature = temperature
+        self.generators = [torch.Generator().manual_seed(s % 2**63) for s in seeds]
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        u = torch.stack([torch.rand(scores.shape[1], generator=g, dtype=torch.float64) for g in self.generators])
+        gumbel = -torch.log(-torch.log(u.clamp(1e-300, 1.0 - 1e-16)))
+        return scores.float() / self.temperature + gumbel.to(scores.device, torch.float32)
+
+
+class _CopyOrGrammar:
+    """Logits processor: only grammar tokens and tokens present in the row's prompt may be generated (the padding
+    of a shorter row is not part of its prompt, so a row is decoded the same alone or in a batch)."""
+
+    def __init__(self, input_ids: Any, grammar_ids: list[int], vocab_size: int, attention_mask: Any = None) -> None:
         import torch
 
         mask = torch.zeros(input_ids.shape[0], vocab_size, dtype=torch.bool, device=input_ids.device)
         mask[:, grammar_ids] = True
+        if attention_mask is not None:  # padding positions point at a grammar token instead (already allowed)
+            input_ids = input_ids.masked_fill(attention_mask == 0, grammar_ids[0])
         mask.scatter_(1, input_ids, True)
         self.blocked = ~mask
 

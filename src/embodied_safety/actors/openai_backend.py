@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -150,8 +151,8 @@ class OpenAIActor:
                 time.sleep(self.backoff_s * 2**attempt)
         raise AssertionError("unreachable")
 
-    def generate(self, prompts: list[str], temperature: float = 0.0, seed: int = 0) -> list[str]:
-        """One completion per prompt, in input order; request ``i`` uses seed ``seed + i``."""
+    def generate(self, prompts: list[str], temperature: float = 0.0, seed: int | Sequence[int] = 0) -> list[str]:
+        """One completion per prompt, in input order; request ``i`` uses seed ``seed + i`` (or ``seed[i]``)."""
         if not prompts:
             return []
         if self._use_mask is None:
@@ -159,9 +160,10 @@ class OpenAIActor:
         # tokenized here, in one thread (a fast tokenizer is not safe to share between threads)
         extras = ([{"allowed_token_ids": self._mask.allowed(p)} for p in prompts] if self._use_mask and self._mask
                   else [None] * len(prompts))
+        seeds = [seed + i for i in range(len(prompts))] if isinstance(seed, int) else [int(s) for s in seed]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(prompts))) as pool:
-            futures: list[Future[str]] = [pool.submit(self._complete, p, temperature, seed + i, extra)
-                                          for i, (p, extra) in enumerate(zip(prompts, extras, strict=True))]
+            futures: list[Future[str]] = [pool.submit(self._complete, p, temperature, s, extra)
+                                          for p, s, extra in zip(prompts, seeds, extras, strict=True)]
             try:
                 return [f.result() for f in futures]
             except BaseException:

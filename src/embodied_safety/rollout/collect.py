@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -15,11 +17,32 @@ from ..records import Trajectory
 from .runner import EpisodeRun, RolloutSettings, run_batched
 from .shards import FaultInjector, ShardSpec, ShardStore
 
+#: the modules whose import closure decides a rollout trajectory (besides the task, actor weights and settings)
+ROLLOUT_CODE = ("embodied_safety.rollout.collect", "embodied_safety.actors.load")
+
+
+def rollout_code_key() -> str:
+    """The code key of the rollout code: the world, the episode rules, the runner, the actor backends."""
+    from ..codekey import cached_code_key
+
+    return cached_code_key(*ROLLOUT_CODE)
+
+
+def task_hash(c: CompiledTask) -> str:
+    """Content hash of a task as loaded (its IS-Bench JSON and its BDDL problem)."""
+    blob = json.dumps(c.task.to_json(), sort_keys=True, default=str) + "\n" + c.task.bddl
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
 
 def shard_specs(tasks: Sequence[CompiledTask], split: str, temperatures: Sequence[float], seed: int, actor_id: str,
-                settings: RolloutSettings) -> list[ShardSpec]:
+                settings: RolloutSettings, code: str | None = None) -> list[ShardSpec]:
+    """One shard per (task, temperature), keyed by the task's content, the actor, the settings and ``code``
+    (default: :func:`rollout_code_key`)."""
     items = tuple(sorted(asdict(settings).items()))
-    return [ShardSpec(c.name, split, float(t), seed, actor_id, items) for t in temperatures for c in tasks]
+    code = rollout_code_key() if code is None else code
+    hashes = {c.name: task_hash(c) for c in tasks}
+    return [ShardSpec(c.name, split, float(t), seed, actor_id, items, hashes[c.name], code)
+            for t in temperatures for c in tasks]
 
 
 def to_trajectory(spec: ShardSpec, run: EpisodeRun) -> Trajectory:
@@ -46,7 +69,8 @@ def collect_chunk(specs: Sequence[ShardSpec], tasks: dict[str, CompiledTask], ac
     by_task = {s.task: s for s in specs}
     hook = fault.hook(lambda run: (by_task[run.episode.compiled.name].id, attempts[run.episode.compiled.name])) if fault else None
     try:
-        runs = run_batched([tasks[s.task] for s in specs], actor, temps.pop(), specs[0].seed, settings, step_hook=hook)
+        runs = run_batched([tasks[s.task] for s in specs], actor, temps.pop(), [s.rng_seed for s in specs], settings,
+                           step_hook=hook)
     except Exception as exc:  # the actor or endpoint failed for the whole batch: every shard is retryable
         for s in specs:
             store.write_failure(s, f"{type(exc).__name__}: {exc}")

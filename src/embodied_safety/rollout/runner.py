@@ -6,6 +6,7 @@ planner settings of SafeBranch Table 7). Every query is recorded as a :class:`St
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -61,20 +62,30 @@ def start(compiled: CompiledTask, s: RolloutSettings) -> EpisodeRun:
     return EpisodeRun(Episode(compiled, budget, s.max_fails_per_step, s.stall_window, s.reject_repeats, s.options), [])
 
 
-def run_batched(tasks: Sequence[CompiledTask], actor: Actor, temperature: float, seed: int,
+def step_seed(seed: int, step: int) -> int:
+    """The actor seed of an episode's ``step``-th query, from the episode's own seed (63 bits)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}|{step}".encode()).digest()[:8], "big") >> 1
+
+
+def run_batched(tasks: Sequence[CompiledTask], actor: Actor, temperature: float, seed: int | Sequence[int],
                 settings: RolloutSettings, on_step: Callable[[int, int], None] | None = None,
                 step_hook: Callable[[EpisodeRun], None] | None = None) -> list[EpisodeRun]:
     """Run one episode per task; each round queries the actor once for all unfinished episodes.
 
+    ``seed``: one for the batch (round ``r`` asks the actor with seed ``seed * 100_003 + r``), or one per task:
+    then each episode's ``r``-th query carries its own :func:`step_seed`, so at T > 0 an episode's trajectory
+    does not depend on the other episodes of the batch (a retried rollout shard reproduces its first run).
     ``step_hook`` runs before each episode's step (fault injection uses it). A
     :class:`SimulatorCrash` there ends that episode only, recorded in ``EpisodeRun.crashed``.
     """
     runs = [start(c, settings) for c in tasks]
+    own = None if isinstance(seed, int) else dict(zip(map(id, runs), seed, strict=True))
     round_ = 0
     while active := [r for r in runs if not r.episode.finished]:
         prompts = [build_context(r.episode.compiled, r.episode.world, settings.observation).prompt(actor.prompt_style)
                    for r in active]
-        outputs = actor.generate(prompts, temperature=temperature, seed=seed * 100_003 + round_)
+        seeds = seed * 100_003 + round_ if own is None else [step_seed(own[id(r)], round_) for r in active]  # type: ignore[operator]
+        outputs = actor.generate(prompts, temperature=temperature, seed=seeds)
         for run, prompt, raw in zip(active, prompts, outputs, strict=True):
             if step_hook is not None:
                 try:

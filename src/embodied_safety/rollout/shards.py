@@ -24,17 +24,27 @@ from .runner import EpisodeRun, SimulatorCrash
 
 @dataclass(frozen=True)
 class ShardSpec:
+    """What decides a shard's trajectory: the task (name and content hash), split, temperature, the stage seed,
+    the actor, the rollout settings and the code key of the rollout code (world, runner, actor backends)."""
+
     task: str
     split: str
     temperature: float
     seed: int
     actor: str  # an id of the actor (model dir content hash or endpoint + model)
     settings: tuple[tuple[str, Any], ...]  # rollout settings, sorted items
+    task_hash: str = ""  # content hash of the task file (its IS-Bench JSON and BDDL problem)
+    code: str = ""  # embodied_safety.codekey key of the rollout code
 
     @cached_property  # hashed once: stores and flows ask for it several times per shard
     def id(self) -> str:
         blob = json.dumps(asdict(self), sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+    @property
+    def rng_seed(self) -> int:
+        """The shard's own RNG seed (from its key): its trajectory does not depend on its chunk-mates."""
+        return int(self.id[:15], 16)
 
 
 class ShardStore:

@@ -145,6 +145,37 @@ def table_delta(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> str:
     return "\n".join(lines) + "\n"
 
 
+
+def render_tables(rows: Sequence[Mapping[str, Any]], title: str, delta_env: str = "dubins") -> str:
+    """Tables 2/3, 4, 5, the safety-step ablation, 6 (on the default-δ runs) and 7 (the δ sweep)."""
+    main = [r for r in rows if r.get("delta_default", True)]
+    return "\n".join([
+        f"# {title}\n",
+        "## Main results (Tables 2 / 3)\n", table_main(main),
+        "## Cost signal (Table 4)\n", table_pair(main, ["gated_binary", "gated"], "Cost signal"),
+        "## Gating vs penalty (Table 5)\n", table_pair(main, ["penalty", "gated"], "Critic use"),
+        "## The safety step on infeasible samples (Eq. 6's ∇Q vs ours)\n",
+        table_pair(main, ["gated_dpg", "gated_mixed", "gated"], "Safety step"),
+        "## OOD (Table 6)\n", table_ood(main),
+        f"## Gate threshold δ (Table 7, {ENV_NAMES.get(delta_env, delta_env)})\n", table_delta(rows, delta_env)])
+
+
+def all_tables(envs: Sequence[str], title: str, out_root: str | os.PathLike[str]) -> Path:
+    """Stage ``shield_tables``: every env's ``<out_root>/<env>/results.json`` rows in one file,
+    ``<out_root>/../ppo_tables.md``."""
+    import json
+
+    from ..io import atomic_write_text
+
+    out_root = Path(out_root)
+    rows: list[dict[str, Any]] = []
+    for env in envs:
+        f = out_root / env / "results.json"
+        if f.is_file():
+            rows += json.loads(f.read_text())["rows"]
+    text = render_tables(rows, title)
+    return atomic_write_text(out_root.parent / "ppo_tables.md", text)
+
 def monotone(values: Sequence[float], decreasing: bool = True, tol: float = 0.0) -> bool:
     pairs = zip(values, values[1:], strict=False)
     return all((b <= a + tol) if decreasing else (b >= a - tol) for a, b in pairs)

@@ -1,0 +1,202 @@
+"""A stage is a declaration: what it reads and writes, and the flow that computes it; one envelope runs it.
+
+Every stage module ends with ::
+
+    STAGE = Stage("rollouts", flow=rollouts, config=RolloutsConfig,
+                  inputs={"splits": "data/household/splits", "actor": "models/bootstrap_actor"},
+                  outs=(Out("data/rollouts", persist=True),), metrics="data/rollouts_metrics.json", ...)
+    main = STAGE.main
+
+and ``python -m flows.<stage>`` calls ``main()``, the envelope: the CLI (``--params`` and the stage's declared
+extra arguments), the ``params.yaml`` section(s) loaded into their frozen dataclasses, the declared inputs
+passed to the flow's parameters of the same name, the Prefect parent link (:func:`run_stage`) and a check that
+the declared metrics file was written. ``flows/stages.py`` lists the stages and writes ``dvc.yaml`` from these
+declarations (deps = declared inputs + the import closure of the stage's code, :mod:`embodied_safety.codekey`).
+
+The parent link: ``flows.pipeline`` exports ``PIPELINE_PARENT_FLOW_RUN_ID`` / ``PIPELINE_PARENT_TASK_RUN_ID``
+to the ``dvc repro`` subprocess; :func:`run_stage` pre-creates the stage's flow run with ``parent_task_run_id``
+set (Prefect cannot link a run after creation), so the Prefect UI shows every stage as a subflow of the
+pipeline's ``dvc-repro`` task. Without those variables (plain ``dvc repro`` or ``python -m flows.<stage>``) the
+flow simply runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+PARENT_FLOW = "PIPELINE_PARENT_FLOW_RUN_ID"
+PARENT_TASK = "PIPELINE_PARENT_TASK_RUN_ID"
+
+
+@dataclasses.dataclass(frozen=True)
+class Out:
+    """A DVC output with its flags (``persist``: kept across runs; ``cache: false``: tracked in git)."""
+
+    path: str
+    persist: bool = False
+    cache: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class Arg:
+    """An extra command-line argument of a stage (``argparse.add_argument(*flags, **options)``); its ``dest``,
+    when it names a flow parameter and the value is not None, is passed to the flow."""
+
+    flags: tuple[str, ...]
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One DVC stage.
+
+    ``config``: the dataclass of the ``params.yaml`` section named like the stage, passed as the flow's first
+    argument (None: the flow takes no config). ``params``: the ``params.yaml`` keys DVC tracks (default: the
+    section). ``sections``: other sections the flow reads, ``{flow keyword: (section, dataclass)}``.
+    ``inputs``: named input paths (DVC deps); one whose name is a flow parameter is passed to it. ``outs``,
+    ``metrics``, ``plots``: what the stage writes. ``code``: the modules whose import closure is the stage's
+    code (default: the stage's own module). ``load(section, cls, params_path)`` replaces ``load_params`` for
+    the config; ``wrap(flow, cfg)`` may swap the flow (e.g. its task runner); ``call(stage, cfg, args,
+    kwargs)`` replaces the default ``run_stage(flow, cfg, **kwargs)`` (e.g. a stage with two commands).
+    ``foreach``/``cmd_args``: a DVC ``foreach`` stage (``${item}`` in ``cmd_args``, inputs and outputs).
+    """
+
+    name: str
+    flow: Callable[..., Any]
+    module: str = ""
+    config: type | None = None
+    params: tuple[str, ...] | None = None
+    sections: Mapping[str, tuple[str, type]] = dataclasses.field(default_factory=dict)
+    inputs: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    outs: tuple[str | Out, ...] = ()
+    metrics: str | None = None
+    plots: tuple[str, ...] = ()
+    args: tuple[Arg, ...] = ()
+    code: tuple[str, ...] = ()
+    load: Callable[[str, type, str], Any] | None = None
+    wrap: Callable[[Any, Any], Any] | None = None
+    call: Callable[[Stage, Any, argparse.Namespace, dict[str, Any]], Any] | None = None
+    foreach: tuple[str, ...] = ()
+    cmd_args: str = ""
+    doc: str | None = None
+
+    def __post_init__(self) -> None:
+        import sys
+
+        defined_in = getattr(getattr(self.flow, "fn", self.flow), "__module__", "")
+        if not self.module:  # the module that declares the stage (its import name under ``python -m`` too)
+            spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+            object.__setattr__(self, "module", spec.name if defined_in == "__main__" and spec else defined_in)
+        if self.doc is None:
+            object.__setattr__(self, "doc", getattr(sys.modules.get(defined_in), "__doc__", None))
+
+    # ------------------------------------------------------------------ declaration -> DVC
+    @property
+    def cmd(self) -> str:
+        return " ".join(["python -m", self.module, *([self.cmd_args] if self.cmd_args else [])])
+
+    @property
+    def param_keys(self) -> tuple[str, ...]:
+        if self.params is not None:
+            return self.params
+        return (self.name,) if self.config is not None else ()
+
+    @property
+    def code_modules(self) -> tuple[str, ...]:
+        return self.code or (self.module,)
+
+    def dvc(self) -> dict[str, Any]:
+        """The stage's ``dvc.yaml`` entry."""
+        from embodied_safety.codekey import closure_deps
+
+        entry: dict[str, Any] = {"cmd": self.cmd,
+                                 "deps": [*self.inputs.values(), *closure_deps(*self.code_modules)]}
+        if self.param_keys:
+            entry["params"] = list(self.param_keys)
+        entry["outs"] = [o if isinstance(o, str) else
+                         {o.path: {**({"persist": True} if o.persist else {}), **({} if o.cache else {"cache": False})}}
+                         for o in self.outs]
+        if self.metrics:
+            entry["metrics"] = [self.metrics]
+        return {"foreach": list(self.foreach), "do": entry} if self.foreach else entry
+
+    # ------------------------------------------------------------------ the envelope
+    def parser(self) -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(prog=f"python -m {self.module}", description=self.doc,
+                                         formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser.add_argument("--params", default="params.yaml", help="the params file (default: params.yaml)")
+        for a in self.args:
+            parser.add_argument(*a.flags, **dict(a.options))
+        return parser
+
+    def load_config(self, params: str) -> Any:
+        from embodied_safety.config import load_params
+
+        if self.config is None:
+            return None
+        return (self.load or load_params)(self.name, self.config, params)
+
+    def main(self, argv: list[str] | None = None) -> Any:
+        """``python -m flows.<stage> [--params FILE] [declared args]``."""
+        from embodied_safety.config import load_params
+
+        parser = self.parser()
+        args = parser.parse_args(argv)
+        cfg = self.load_config(args.params)
+        names = set(inspect.signature(getattr(self.flow, "fn", self.flow)).parameters)
+        kwargs: dict[str, Any] = {k: Path(v) for k, v in self.inputs.items() if k in names and "${" not in v}
+        kwargs.update({kw: load_params(section, cls, args.params) for kw, (section, cls) in self.sections.items()})
+        defaults = True
+        for a in self.args:
+            dest = parser._option_string_actions[a.flags[0]].dest
+            value = getattr(args, dest)
+            defaults &= value == parser.get_default(dest)
+            if dest in names and value is not None:
+                kwargs[dest] = value
+        if self.call is not None:
+            return self.call(self, cfg, args, kwargs)
+        flow_obj = self.wrap(self.flow, cfg) if self.wrap is not None else self.flow
+        result = run_stage(flow_obj, *([cfg] if self.config is not None else []), **kwargs)
+        if defaults and self.metrics and not self.foreach and not Path(self.metrics).is_file():
+            raise SystemExit(f"stage {self.name}: the declared metrics file {self.metrics} was not written")
+        return result
+
+
+def run_stage(flow_obj: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run ``flow_obj(*args, **kwargs)``, as a child flow run of the pipeline's ``dvc-repro`` task when
+    ``flows.pipeline`` launched this process."""
+    parent_flow, parent_task = os.environ.get(PARENT_FLOW), os.environ.get(PARENT_TASK)
+    if not parent_flow or not parent_task:
+        return flow_obj(*args, **kwargs)
+    from prefect import tags
+    from prefect.client.orchestration import get_client
+    from prefect.flow_engine import run_flow
+    from prefect.states import Pending
+
+    params = flow_obj.serialize_parameters(_bind(flow_obj, args, kwargs))
+    with tags("dvc-stage", f"parent-flow-run:{parent_flow}"), get_client(sync_client=True) as client:
+        run = client.create_flow_run(flow_obj, parameters=params, parent_task_run_id=UUID(parent_task),
+                                     tags=["dvc-stage", f"parent-flow-run:{parent_flow}"], state=Pending())
+    return run_flow(flow_obj, flow_run=run, parameters=_bind(flow_obj, args, kwargs))
+
+
+def _bind(flow_obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    bound = inspect.signature(flow_obj.fn).bind_partial(*args, **kwargs)
+    return dict(bound.arguments)
+
+
+def load_with_rollout_actor(section: str, cls: type, params: str) -> Any:
+    """``params``' section as ``cls``; an empty ``actor`` means the rollouts stage's (the base actor)."""
+    from embodied_safety.config import RolloutsConfig, load_params
+
+    cfg = load_params(section, cls, params)
+    if not cfg.actor:
+        cfg = dataclasses.replace(cfg, actor=load_params("rollouts", RolloutsConfig, params).actor)
+    return cfg

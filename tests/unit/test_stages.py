@@ -1,0 +1,84 @@
+"""Stage declarations (flows/_stage.py, flows/stages.py): dvc.yaml is generated from them, they agree with the
+flows, and every stage has the one envelope CLI."""
+
+import inspect
+from pathlib import Path
+
+import pytest
+import yaml
+
+from flows.stages import DVC_YAML, dvc_spec, dvc_yaml, stages
+
+STAGE_NAMES = ["household_suite", "evaluate_scripted", "bootstrap_actor", "rollouts", "branches", "safebranch",
+               "baselines", "alfred_port", "report", "smollm2", "agentbench_eval", "shield_demos", "bc_policy",
+               "shield_rollouts", "rubric_label", "calibrate", "rtd", "shield_ppo", "shield_tables"]
+
+
+@pytest.fixture(scope="module")
+def declared():
+    return stages()
+
+
+def test_committed_dvc_yaml_is_the_generated_one(declared):
+    assert DVC_YAML.read_text() == dvc_yaml(declared), "dvc.yaml is stale: run python -m flows.stages --write-dvc-yaml"
+
+
+def test_every_stage_is_declared_once_with_its_command(declared):
+    assert [s.name for s in declared] == STAGE_NAMES
+    for s in declared:
+        expected = {"shield_ppo": "python -m flows.shield_ppo --env ${item}",
+                    "shield_tables": "python -m flows.shield_ppo --tables"}.get(s.name, f"python -m flows.{s.name}")
+        assert s.cmd == expected
+
+
+def test_deps_are_inputs_plus_the_import_closure(declared):
+    spec = dvc_spec(declared)["stages"]
+    rollouts = spec["rollouts"]["deps"]
+    assert rollouts[:2] == ["data/household/splits", "models/bootstrap_actor"]
+    assert {"flows/rollouts.py", "tasks/actors.py", "src/embodied_safety/rollout/shards.py",
+            "src/embodied_safety/envs/household/world.py", "src/embodied_safety/actors/prompts"} <= set(rollouts)
+    assert "src/embodied_safety/evaluation/report.py" not in rollouts  # not imported: editing it re-runs report only
+    assert "src/embodied_safety/evaluation/report.py" in spec["report"]["deps"]
+    assert spec["shield_ppo"]["foreach"] == ["dubins", "turtlebot", "franka"]
+    assert "models/shield/bc/${item}" in spec["shield_ppo"]["do"]["deps"]
+    assert spec["rollouts"]["outs"] == [{"data/rollouts": {"persist": True}}]
+    assert spec["shield_tables"]["outs"] == [{"data/shield/ppo_tables.md": {"cache": False}}]
+    tables = spec["shield_tables"]["deps"]  # the table renderer's closure only: no training code
+    assert tables[0] == "data/shield/ppo" and "src/embodied_safety/shield/ppo_report.py" in tables
+    assert not {"flows/shield_ppo.py", "src/embodied_safety/shield/ppo.py"} & set(tables)
+    for s in spec.values():  # every dep exists (or is produced by an earlier stage, or lives outside the repo)
+        body = s.get("do", s)
+        for dep in body["deps"]:
+            assert dep.startswith(("data/", "models/", "../")) or (DVC_YAML.parent / dep).exists(), dep
+
+
+def test_declared_inputs_are_the_flow_defaults(declared):
+    """The envelope passes an input to the flow parameter of the same name: it must be that parameter's default,
+    so calling the flow directly (tests, notebooks) reads the same paths as the stage."""
+    checked = 0
+    for s in declared:
+        params = inspect.signature(getattr(s.flow, "fn", s.flow)).parameters
+        for name, path in s.inputs.items():
+            if name in params and "${" not in path:
+                assert Path(params[name].default) == Path(path), (s.name, name)
+                checked += 1
+    assert checked >= 15
+
+
+def test_every_stage_has_the_envelope_cli(declared, capsys):
+    for s in declared:
+        with pytest.raises(SystemExit) as exc:
+            s.main(["--help"])
+        assert exc.value.code == 0
+        assert "--params" in capsys.readouterr().out
+    shield = next(s for s in declared if s.name == "shield_ppo")
+    assert {"--env", "--tables"} <= {f for a in shield.args for f in a.flags}
+
+
+def test_params_and_plots_as_declared(declared):
+    spec = dvc_spec(declared)
+    assert spec["stages"]["branches"]["params"] == ["branches", "rollouts.actor"]
+    assert spec["stages"]["safebranch"]["params"] == ["safebranch", "promote"]
+    assert "params" not in spec["stages"]["report"]
+    assert "models/bootstrap_actor/training_curve.png" in spec["plots"]
+    assert yaml.safe_load(DVC_YAML.read_text()) == spec
