@@ -27,7 +27,7 @@ export HF_HUB_OFFLINE := 1
 export MUJOCO_GL := egl
 export MPLBACKEND := Agg
 
-.PHONY: setup demo study shield-study test lint bench clean server server-stop vllm vllm-serve
+.PHONY: setup demo study shield-study test test-fast lint bench clean server server-stop vllm vllm-serve
 
 setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
@@ -94,6 +94,9 @@ server-stop:  ## stop what `make server` started
 
 test: setup  ## the test suite (unit, flow and smoke tiers; slow tests included)
 	pytest -q
+
+test-fast: setup  ## the unit tier only (no servers, no stage runs)
+	pytest -q tests/unit -m "not slow"
 
 lint: setup
 	ruff check src flows tasks tests benchmarks
