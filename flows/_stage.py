@@ -45,6 +45,30 @@ class Out:
 
 
 @dataclasses.dataclass(frozen=True)
+class Plot:
+    """A figure the stage draws: its PNG (an image plot in DVC) and, beside it, its data file ``<stem>.json``
+    (:mod:`embodied_safety.evaluation.plots`), declared with the project's template: ``series`` (rows
+    ``panel, series, x, y``: a line per series, a panel per ``panel``) or ``bars`` (rows ``panel, series,
+    category, value``). ``data=False``: the PNG only (e.g. a heat map)."""
+
+    path: str
+    template: str = "series"
+    x_label: str = "step"
+    y_label: str = ""
+    data: bool = True
+
+    def dvc(self) -> list[Any]:
+        entries: list[Any] = [self.path]
+        if self.data:
+            x, y = ("x", "y") if self.template == "series" else ("value", "category")
+            labels = ((self.x_label, self.y_label) if self.template == "series" else (self.y_label or "value", ""))
+            entries.append({str(Path(self.path).with_suffix(".json")): {
+                "template": self.template, "x": x, "y": y, "title": str(Path(self.path).with_suffix("")),
+                **{k: v for k, v in zip(("x_label", "y_label"), labels, strict=True) if v}}})
+        return entries
+
+
+@dataclasses.dataclass(frozen=True)
 class Arg:
     """An extra command-line argument of a stage (``argparse.add_argument(*flags, **options)``); its ``dest``,
     when it names a flow parameter and the value is not None, is passed to the flow."""
@@ -77,7 +101,7 @@ class Stage:
     inputs: Mapping[str, str] = dataclasses.field(default_factory=dict)
     outs: tuple[str | Out, ...] = ()
     metrics: str | None = None
-    plots: tuple[str, ...] = ()
+    plots: tuple[str | Plot, ...] = ()
     args: tuple[Arg, ...] = ()
     code: tuple[str, ...] = ()
     load: Callable[[str, type, str], Any] | None = None

@@ -53,7 +53,7 @@ from embodied_safety.envs.agentbench.dataset import HAZARDS, TASK_TYPES, BenchTa
 from embodied_safety.evaluation.plots import plot_grouped_bars
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
-from flows._stage import Arg, Stage, run_stage
+from flows._stage import Arg, Plot, Stage, run_stage
 from tasks.agentbench import agentbench_shard
 from tasks.runners import map_shards, with_runner
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
@@ -261,7 +261,7 @@ def _run(stage: Stage, cfg: AgentBenchEvalConfig, args: argparse.Namespace, kwar
 STAGE = Stage("agentbench_eval", agentbench_eval, config=AgentBenchEvalConfig, call=_run,
               inputs={"data_dir": "../shared/data/safeagentbench", "smollm2": "models/smollm2"},
               outs=(str(OUT),), metrics=str(METRICS),
-              plots=tuple(f"{OUT}/{n}.png" for n in ("unsafe_by_hazard_rejection_rate", "unsafe_by_hazard_risk_rate_semantic",
+              plots=tuple(Plot(f"{OUT}/{n}.png", "bars", y_label="rate") for n in ("unsafe_by_hazard_rejection_rate", "unsafe_by_hazard_risk_rate_semantic",
                                                       "abstract_risk_by_level", "long_horizon_labels")),
               args=(Arg(("--data-dir",), {"help": "folder with the four upstream files (default: params data_dir)"}),
                     Arg(("--planner",), {"action": "append", "help": "a planner of agentbench_eval.planner_specs (repeatable)"}),

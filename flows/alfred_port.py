@@ -40,7 +40,7 @@ from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, writ
 from embodied_safety.manifest import write_manifest
 from embodied_safety.train.safebranch import train_branchpo, train_sft
 from embodied_safety.train.selection import floor_from
-from flows._stage import Stage
+from flows._stage import Plot, Stage
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
 SPLITS = Path("data/household/splits")
@@ -147,7 +147,7 @@ def alfred_port(cfg: AlfredPortConfig = AlfredPortConfig(), splits: Path = SPLIT
 
 
 STAGE = Stage("alfred_port", alfred_port, config=AlfredPortConfig, inputs={"splits": str(SPLITS)},
-              outs=(str(DATA), str(MODELS)), metrics=str(METRICS), plots=(f"{DATA}/per_category.png",))
+              outs=(str(DATA), str(MODELS)), metrics=str(METRICS), plots=(Plot(f"{DATA}/per_category.png", "bars", y_label="rate"),))
 main = STAGE.main
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from embodied_safety.config import BCPolicyConfig
 from embodied_safety.io import replace_dir, scratch_dir, without_timings, write_json
 from embodied_safety.manifest import write_manifest
 from flows._shield import BC, DEMOS
-from flows._stage import Stage
+from flows._stage import Plot, Stage
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
 METRICS = Path("models/shield/bc_metrics.json")
@@ -78,7 +78,7 @@ def bc_policy(cfg: BCPolicyConfig = BCPolicyConfig(), demos: Path = DEMOS, out: 
 
 
 STAGE = Stage("bc_policy", bc_policy, config=BCPolicyConfig, inputs={"demos": str(DEMOS)}, outs=(str(BC),),
-              metrics=str(METRICS), plots=(f"{BC}/dubins/bc_curve.png",))
+              metrics=str(METRICS), plots=(Plot(f"{BC}/dubins/bc_curve.png", x_label="epoch"),))
 main = STAGE.main
 
 if __name__ == "__main__":

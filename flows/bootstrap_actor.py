@@ -17,11 +17,11 @@ from embodied_safety.actors.bootstrap_data import DataSettings, bootstrap_exampl
 from embodied_safety.actors.hf import HFActor
 from embodied_safety.config import BootstrapActorConfig, ModelShape
 from embodied_safety.envs.household.env import load_task_dir
-from embodied_safety.evaluation.actor_eval import evaluate_actor, feedback_following
 from embodied_safety.evaluation.plots import plot_curves
 from embodied_safety.io import replace_dir, scratch_dir, without_timings, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
-from flows._stage import Stage
+from embodied_safety.rollout.actor_eval import evaluate_actor, feedback_following
+from flows._stage import Plot, Stage
 from tasks.actors import train_bootstrap_task
 from tasks.tracking import log_metrics, mlflow_run, register_model_dir, tracking_config
 
@@ -76,7 +76,7 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
 
 
 STAGE = Stage("bootstrap_actor", bootstrap_actor, config=BootstrapActorConfig, inputs={"splits": str(SPLITS)},
-              outs=(str(OUT),), metrics=str(METRICS), plots=(f"{OUT}/training_curve.png",))
+              outs=(str(OUT),), metrics=str(METRICS), plots=(Plot(f"{OUT}/training_curve.png"),))
 main = STAGE.main
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from embodied_safety.evaluation.plots import plot_funnel
 from embodied_safety.io import read_json, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
 from embodied_safety.records import Trajectory
-from flows._stage import Stage, load_with_rollout_actor
+from flows._stage import Plot, Stage, load_with_rollout_actor
 from tasks.branches import collect_task, invariants_task, judge_task
 from tasks.runners import map_shards, with_runner
 from tasks.tracking import resolve_actor
@@ -111,7 +111,7 @@ STAGE = Stage("branches", branches, config=BranchesConfig, params=("branches", "
               load=load_with_rollout_actor, wrap=with_runner,
               inputs={"splits": str(SPLITS), "rollouts": str(ROLLOUTS), "actor": "models/bootstrap_actor"},
               outs=(f"{OUT}/raw", f"{OUT}/judged", f"{OUT}/final"), metrics=f"{OUT}/funnel.json",
-              plots=(f"{OUT}/funnel.png",))
+              plots=(Plot(f"{OUT}/funnel.png", "bars", y_label="pairs"),))
 main = STAGE.main
 
 if __name__ == "__main__":

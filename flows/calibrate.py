@@ -20,7 +20,7 @@ from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, writ
 from embodied_safety.manifest import write_manifest
 from embodied_safety.shield.demos import save_npz
 from flows._shield import CALIBRATION, LABELS, ROLLOUTS
-from flows._stage import Stage
+from flows._stage import Plot, Stage
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
 METRICS = Path("data/shield/calibration_metrics.json")
@@ -65,7 +65,7 @@ def calibrate(cfg: CalibrateConfig = CalibrateConfig(), rollouts: Path = ROLLOUT
 
 
 STAGE = Stage("calibrate", calibrate, config=CalibrateConfig, inputs={"rollouts": str(ROLLOUTS), "labels": str(LABELS)},
-              outs=(str(CALIBRATION),), metrics=str(METRICS), plots=(f"{CALIBRATION}/dubins/reliability.png",))
+              outs=(str(CALIBRATION),), metrics=str(METRICS), plots=(Plot(f"{CALIBRATION}/dubins/reliability.png", x_label="predicted P(unsafe)", y_label="observed rate"),))
 main = STAGE.main
 
 if __name__ == "__main__":

@@ -11,10 +11,10 @@ from pathlib import Path
 from prefect import flow
 
 from embodied_safety.config import EvaluateScriptedConfig
-from embodied_safety.evaluation.episode import EpisodeOptions
+from embodied_safety.envs.household.episode import EpisodeOptions
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
-from flows._stage import Stage
+from flows._stage import Plot, Stage
 from tasks.household import evaluate_dir_task
 
 SPLITS_DIR = Path("data/household/splits")
@@ -43,7 +43,7 @@ def evaluate_scripted(cfg: EvaluateScriptedConfig = EvaluateScriptedConfig(), sp
 
 STAGE = Stage("evaluate_scripted", evaluate_scripted, config=EvaluateScriptedConfig,
               inputs={"splits_dir": str(SPLITS_DIR)}, outs=(str(OUT),), metrics=str(SUMMARY),
-              plots=tuple(f"{OUT}/{p}/{s}/per_risk.png" for p, s in (
+              plots=tuple(Plot(f"{OUT}/{p}/{s}/per_risk.png", "bars", y_label="triggered conditions") for p, s in (
                   ("golden", "test"), ("golden_unsafe", "test"), ("golden_unsafe", "ood_objectshift"),
                   ("golden_unsafe", "ood_taskshift"))))
 main = STAGE.main

@@ -32,7 +32,6 @@ from embodied_safety.actors.hf import HFActor
 from embodied_safety.branch.golden import extra_pairs, golden_replay
 from embodied_safety.config import PromoteConfig, SafeBranchConfig
 from embodied_safety.envs.household.env import load_task_dir
-from embodied_safety.evaluation.actor_eval import evaluate_actor
 from embodied_safety.evaluation.household_metrics import per_risk_counts
 from embodied_safety.evaluation.plots import plot_per_risk, plot_series
 from embodied_safety.evaluation.report import paired_table
@@ -40,12 +39,13 @@ from embodied_safety.evaluation.stats import compare, per_task
 from embodied_safety.io import atomic_write_text, read_json, read_jsonl, write_json
 from embodied_safety.manifest import write_manifest
 from embodied_safety.records import RawBranch, Trajectory
+from embodied_safety.rollout.actor_eval import evaluate_actor
 from embodied_safety.train.common import TrainResult
 from embodied_safety.train.safebranch import train_branchpo, train_sft
 from embodied_safety.train.selection import floor_from, rank
 from embodied_safety.train.trajectory_dpo import train_trajectory_dpo, trajectory_pairs
 from embodied_safety.train.variants import LABELS, RECIPES, SWEEPS, Kind, Phase, chain_key, datasets, lrs_for
-from flows._stage import Stage
+from flows._stage import Plot, Stage
 from flows.promote import promote, tag_base_dev
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, register_model_dir, tracking_config
 
@@ -370,8 +370,10 @@ STAGE = Stage("safebranch", safebranch, config=SafeBranchConfig, params=("safebr
               inputs={"pairs_dir": str(PAIRS), "rollouts": str(ROLLOUTS), "splits": str(SPLITS),
                       "bootstrap_actor": str(BASE.parent)},
               outs=(str(OUT),), metrics=str(METRICS),
-              plots=tuple(f"{OUT}/{n}.png" for n in ("dev_curves", "training_curves", "sweep_curves", "per_risk_test",
-                                                     "per_risk_ood_objectshift", "per_risk_ood_taskshift")))
+              plots=(*(Plot(f"{OUT}/{n}.png", x_label=x) for n, x in (("dev_curves", "step"), ("training_curves", "step"),
+                                                                     ("sweep_curves", "epoch"))),
+                     *(Plot(f"{OUT}/per_risk_{n}.png", "bars", y_label="triggered conditions")
+                       for n in ("test", "ood_objectshift", "ood_taskshift"))))
 main = STAGE.main
 
 if __name__ == "__main__":

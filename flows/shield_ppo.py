@@ -36,7 +36,7 @@ from embodied_safety.config import RubricLabelConfig, ShieldPPOConfig
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from flows._shield import BC, CALIBRATION, ROLLOUTS
-from flows._stage import Arg, Out, Stage, run_stage
+from flows._stage import Arg, Out, Plot, Stage, run_stage
 from tasks.shield import STORE, _file_hash, scorer_for, scorer_key
 from tasks.store import content_key
 from tasks.tracking import (
@@ -416,7 +416,8 @@ STAGE = Stage("shield_ppo", shield_ppo, config=ShieldPPOConfig, call=_run,
               inputs={"bc": f"{BC}/{_ENV}", "rollouts": f"{ROLLOUTS}/{_ENV}/rollouts.npz",
                       "platt": f"{CALIBRATION}/{_ENV}/platt.json"},
               outs=(f"{OUT}/{_ENV}", f"{MODELS}/{_ENV}"), metrics=f"{OUT.parent}/ppo_metrics_{_ENV}.json",
-              plots=tuple(f"{OUT}/dubins/{n}.png" for n in ("curves", "safe_set", "bars")),
+              plots=(Plot(f"{OUT}/dubins/curves.png", x_label="env steps"), Plot(f"{OUT}/dubins/safe_set.png", data=False),
+                     Plot(f"{OUT}/dubins/bars.png", "bars", y_label="mean over seeds")),
               foreach=("dubins", "turtlebot", "franka"), cmd_args=f"--env {_ENV}",
               args=(Arg(("--env",), {"help": "one of shield_ppo.envs (stage shield_ppo@<env>)"}),
                     Arg(("--tables",), {"action": "store_true", "help": "stage shield_tables: every env's tables"})))

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows._stage import Stage
+from flows._stage import Plot, Stage
 
 #: stage modules, in pipeline order
 MODULES = (
@@ -50,7 +50,7 @@ def stage(name: str) -> Stage:
 def dvc_spec(declared: list[Stage] | None = None) -> dict[str, Any]:
     declared = stages() if declared is None else declared
     spec: dict[str, Any] = {"stages": {s.name: s.dvc() for s in declared}}
-    plots = [p for s in declared for p in s.plots]
+    plots = [e for s in declared for p in s.plots for e in (p.dvc() if isinstance(p, Plot) else [p])]
     if plots:
         spec["plots"] = plots
     return spec

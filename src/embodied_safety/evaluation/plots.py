@@ -1,7 +1,20 @@
-"""Report figures (matplotlib, Agg backend, imported lazily)."""
+"""Report figures (matplotlib, Agg backend, imported lazily).
+
+Every figure is also written as data: ``<stem>.json`` beside ``<stem>.png``, a list of rows in one of two
+long formats that the project's DVC templates (``.dvc/plots/series.json``, ``.dvc/plots/bars.json``) draw, so
+``dvc plots show`` renders them and ``dvc plots diff`` compares experiments:
+
+* curves (``template: series``): ``{"panel", "series", "x", "y"}``, one line per (panel, series);
+* bars (``template: bars``): ``{"panel", "series", "category", "value"}``, one bar per (panel, series,
+  category).
+
+:func:`write_plot_data` writes the file; the plot functions call it with the series they draw.
+"""
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,6 +29,42 @@ def save_figure(fig: Any, path: str | os.PathLike[str], dpi: int = 100) -> Path:
     fig.savefig(tmp, dpi=dpi)
     os.replace(tmp, path)
     return path
+
+
+def data_path(path: str | os.PathLike[str]) -> Path:
+    """The data file of a figure: the PNG's path with ``.json``."""
+    return Path(path).with_suffix(".json")
+
+
+def write_plot_data(path: str | os.PathLike[str], rows: Sequence[Mapping[str, Any]]) -> Path:
+    """Write ``rows`` (the figure's plotted series) to the figure's data file, atomically; non-finite
+    numbers (NaN, inf) are dropped from a row, and a curve row without its ``y`` is left out."""
+    out = data_path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    clean = []
+    for r in rows:
+        row = {k: _plain(v) for k, v in r.items()}
+        row = {k: v for k, v in row.items() if v is not None}
+        if ("y" in r and "y" not in row) or ("value" in r and "value" not in row):
+            continue
+        clean.append(row)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(clean, indent=1) + "\n")
+    os.replace(tmp, out)
+    return out
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "item"):  # numpy scalars
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def curve_rows(panel: str, series: str, pts: Sequence[tuple[float, float]]) -> list[dict[str, Any]]:
+    """Rows of one line for a ``series`` data file."""
+    return [{"panel": panel, "series": series, "x": x, "y": y} for x, y in pts]
 
 
 def plot_per_risk(counts: Mapping[str, tuple[int, int]], path: str | os.PathLike[str], title: str) -> Path:
@@ -37,6 +86,9 @@ def plot_per_risk(counts: Mapping[str, tuple[int, int]], path: str | os.PathLike
     ax.legend(loc="lower right", fontsize=8)
     ax.invert_yaxis()
     fig.tight_layout()
+    write_plot_data(path, [{"panel": title, "series": s, "category": r, "value": v}
+                           for r in risks for s, v in (("satisfied", counts[r][0]),
+                                                       ("violated", counts[r][1] - counts[r][0]))])
     return save_figure(fig, path, dpi=110)
 
 
@@ -47,9 +99,11 @@ def plot_curves(rows: list[dict[str, float]], keys: list[str], path: str | os.Pa
 
     keys = [k for k in keys if any(k in r for r in rows)] or keys[:1]
     fig = Figure(figsize=(4 * len(keys), 3))
+    data: list[dict[str, Any]] = []
     for i, key in enumerate(keys):
         ax = fig.add_subplot(1, len(keys), i + 1)
         pts = [(r[x], r[key]) for r in rows if key in r and x in r]
+        data += curve_rows(key, key, pts)
         if pts:
             ax.plot(*zip(*pts, strict=True), marker=".")
         ax.set_xlabel(x)
@@ -57,6 +111,7 @@ def plot_curves(rows: list[dict[str, float]], keys: list[str], path: str | os.Pa
         ax.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    write_plot_data(path, data)
     return save_figure(fig, path)
 
 
@@ -79,6 +134,10 @@ def plot_funnel(stages: dict[str, int], per_risk: dict[str, int], path: str | os
     ax2.invert_yaxis()
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
+    write_plot_data(path, [*({"panel": "branch-pair funnel", "series": "pairs", "category": k, "value": v}
+                             for k, v in stages.items()),
+                           *({"panel": "final pairs per risk type", "series": "pairs", "category": k, "value": v}
+                             for k, v in per_risk.items())])
     return save_figure(fig, path)
 
 
@@ -91,9 +150,11 @@ def plot_series(panels: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]
     cols = min(len(names), 3)
     rows = -(-len(names) // cols)
     fig = Figure(figsize=(4.5 * cols, 3.2 * rows))
+    data: list[dict[str, Any]] = []
     for i, name in enumerate(names):
         ax = fig.add_subplot(rows, cols, i + 1)
         for label, pts in panels.get(name, {}).items():
+            data += curve_rows(name, label, pts)
             if pts:
                 ax.plot(*zip(*pts, strict=True), marker=".", label=label)
         ax.set_xlabel(xlabel)
@@ -103,6 +164,7 @@ def plot_series(panels: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]
             ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    write_plot_data(path, data)
     return save_figure(fig, path)
 
 
@@ -126,4 +188,6 @@ def plot_grouped_bars(groups: Mapping[str, Mapping[str, float]], path: str | os.
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
+    write_plot_data(path, [{"panel": title, "series": name, "category": c, "value": groups[name][c]}
+                           for name in series for c in cats if c in groups[name]])
     return save_figure(fig, path, dpi=110)

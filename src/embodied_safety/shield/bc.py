@@ -82,6 +82,12 @@ class BCHistory:
             ax2.legend(fontsize=8)
         fig.suptitle(title, fontsize=10)
         fig.tight_layout()
+        from ..evaluation.plots import curve_rows, write_plot_data
+
+        write_plot_data(path, [*curve_rows("NLL per action dim", "train", [(r["epoch"], r["loss"]) for r in self.rows]),
+                               *curve_rows("NLL per action dim", "held-out", val),
+                               *(row for k in metrics for row in curve_rows(
+                                   "evaluation", k, [(r["epoch"], r[k]) for r in self.rows if k in r]))])
         return save_figure(fig, path)
 
 

@@ -165,4 +165,9 @@ def plot_reliability(cal: PlattCalibration, rho: np.ndarray, unsafe: np.ndarray,
     ax2.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    from ..evaluation.plots import curve_rows, write_plot_data
+
+    write_plot_data(path, [*curve_rows("reliability", "ideal", [(0.0, 0.0), (1.0, 1.0)]),
+                           *curve_rows("reliability", "class-balanced", list(zip(pm, [r["observed_balanced"] for r in rel["bins"]], strict=True))),
+                           *curve_rows("reliability", "raw frequency", list(zip(pm, [r["observed"] for r in rel["bins"]], strict=True)))])
     return save_figure(fig, path, dpi=110)

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ..evaluation.plots import curve_rows, write_plot_data
+
 LABELS: dict[str, str] = {
     "ppo": "Unconstrained PPO",
     "ppo_lag": "PPO-Lagrangian (SafeVLA-style)",
@@ -192,6 +194,7 @@ def plot_curves(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str],
 
     runs = runs or sorted({r["run"] for r in rows})
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    data: list[dict[str, Any]] = []
     for run in runs:
         hs = [r["history"] for r in rows if r["run"] == run and r["history"]]
         if not hs:
@@ -202,11 +205,13 @@ def plot_curves(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str],
             ys = np.asarray([[h[i].get(key, np.nan) for i in range(n)] for h in hs], dtype=np.float64)
             y = _smooth(np.nanmean(ys, axis=0))
             ax.plot(x, y, label=LABELS.get(run, run))
+            data += curve_rows(key, LABELS.get(run, run), list(zip(x.tolist(), y.tolist(), strict=True)))
     for ax, key in zip(axes, ("training CSC (simulator cost)", "reach rate", "SR (reach, no violation)"), strict=True):
         ax.set_title(key)
         ax.set_xlabel("env steps")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
+    write_plot_data(path, data)
     return _save(fig, path, title)
 
 
@@ -237,14 +242,18 @@ def plot_bars(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], t
     keys = sorted(g, key=lambda k: (k[0], list(LABELS).index(k[1]) if k[1] in LABELS else 99, k[1]))
     names = [LABELS.get(k[1], k[1]) for k in keys]
     fig, axes = plt.subplots(1, 2, figsize=(12, 0.5 * len(keys) + 2))
+    data: list[dict[str, Any]] = []
     for ax, key, colour in zip(axes, ("sr", "csc"), ("tab:green", "tab:red"), strict=True):
         means = [_stats(g[k][key])[0] for k in keys]
+        data += [{"panel": key, "series": f"{k[0]}" if len({kk[0] for kk in keys}) > 1 else key,
+                  "category": n, "value": m} for k, n, m in zip(keys, names, means, strict=True)]
         stds = [_stats(g[k][key])[1] for k in keys]
         ax.barh(range(len(keys)), means, xerr=stds, color=colour, alpha=0.8)
         ax.set_yticks(range(len(keys)), names if key == "sr" else [""] * len(keys), fontsize=8)
         ax.set_title({"sr": "SR ↑", "csc": "CSC ↓"}[key])
         ax.invert_yaxis()
         ax.grid(alpha=0.3, axis="x")
+    write_plot_data(path, data)
     return _save(fig, path, title)
 
 
