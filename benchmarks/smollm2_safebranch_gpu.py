@@ -30,10 +30,10 @@ from embodied_safety.branch.dataset import preference_row, prune, replay_rows, s
 from embodied_safety.branch.golden import extra_pairs, golden_replay
 from embodied_safety.branch.judge import judge
 from embodied_safety.envs.household.env import CompiledTask, compile_task, load_task_dir
-from embodied_safety.evaluation.actor_eval import evaluate_actor
 from embodied_safety.evaluation.report import paired_table, table2
 from embodied_safety.evaluation.stats import compare, per_task
 from embodied_safety.io import atomic_write_text, read_json, write_json
+from embodied_safety.rollout.actor_eval import evaluate_actor
 from embodied_safety.train.safebranch import train_branchpo, train_sft
 from embodied_safety.train.selection import floor_from
 from embodied_safety.train.variants import LABELS, RECIPES, datasets

@@ -18,9 +18,9 @@ from pathlib import Path
 from prefect import flow
 
 from embodied_safety.config import ActorConfig, BaselinesConfig
-from embodied_safety.evaluation.actor_eval import evaluate_actor
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
+from embodied_safety.rollout.actor_eval import evaluate_actor
 from flows._stage import Stage, load_with_rollout_actor
 from tasks.actors import cached_actor, cached_split
 from tasks.deploy import baseline_task

@@ -12,7 +12,7 @@ from pathlib import Path
 from prefect import flow
 
 from embodied_safety.config import HouseholdSuiteConfig
-from embodied_safety.envs.household.suite.stats import suite_metrics
+from embodied_safety.evaluation.suite_stats import suite_metrics
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from flows._stage import Arg, Stage

@@ -10,9 +10,9 @@ from prefect.cache_policies import NO_CACHE
 from embodied_safety.config import ActorConfig, HouseholdSuiteConfig
 from embodied_safety.envs.household.coverage import behavior_coverage
 from embodied_safety.envs.household.env import load_task_dir, load_warnings
+from embodied_safety.envs.household.episode import ISBENCH_OPTIONS, EpisodeOptions
 from embodied_safety.envs.household.suite.generate import generate_suite
 from embodied_safety.envs.household.task import HouseholdTask, write_task
-from embodied_safety.evaluation.episode import ISBENCH_OPTIONS, EpisodeOptions
 from embodied_safety.evaluation.household_eval import (
     NoTasksLoadedError,
     evaluate_scripted,
@@ -50,7 +50,7 @@ def evaluate_dir_task(tasks_dir: Path, policy: str, out: Path, seed: int, extra_
         raise NoTasksLoadedError(tasks_dir, failures)
     if policy == "actor":
         from embodied_safety.actors.load import load_actor
-        from embodied_safety.evaluation.actor_eval import evaluate_actor
+        from embodied_safety.rollout.actor_eval import evaluate_actor
         from tasks.tracking import resolve_actor
 
         _, results = evaluate_actor(compiled, load_actor(resolve_actor(actor or ActorConfig())), seed=seed,

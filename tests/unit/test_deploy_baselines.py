@@ -13,7 +13,7 @@ from embodied_safety.deploy.modules import RuleValue, RuleVerifier
 from embodied_safety.envs.household.env import compile_task
 from embodied_safety.envs.household.suite.generate import instantiate
 from embodied_safety.envs.household.suite.templates import TEMPLATES
-from embodied_safety.evaluation.actor_eval import evaluate_actor
+from embodied_safety.rollout.actor_eval import evaluate_actor
 from tests.helpers import GoldenUnsafeActor
 
 

@@ -1,10 +1,10 @@
 """IS-Bench evaluation semantics on the Box 6 task."""
 
 from embodied_safety.envs.household.env import compile_task
+from embodied_safety.envs.household.episode import ISBENCH_OPTIONS, Episode, EpisodeOptions, run_episode
+from embodied_safety.envs.household.scripted import make_policy
 from embodied_safety.envs.household.task import SafetyCondition
-from embodied_safety.evaluation.episode import ISBENCH_OPTIONS, Episode, EpisodeOptions, run_episode
 from embodied_safety.evaluation.household_metrics import household_metrics
-from embodied_safety.evaluation.scripted import make_policy
 from tests.helpers import fan_task
 
 FAN_OFF = "(:goal (not (toggled_on ?electric_fan.n.01_1)))"

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from embodied_safety.envs.household.env import LoadFailure, load_task_dir, load_task_file, load_warnings
+from embodied_safety.envs.household.episode import run_episode
+from embodied_safety.envs.household.scripted import make_policy
 from embodied_safety.envs.household.task import write_task
-from embodied_safety.evaluation.episode import run_episode
-from embodied_safety.evaluation.scripted import make_policy
 from tests.helpers import fan_task
 
 CORPUS = Path(__file__).parent.parent / "data" / "isbench_corpus"

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from embodied_safety.envs.household.env import compile_task, load_task_dir
+from embodied_safety.envs.household.episode import PLANNER_OPTIONS, Episode, EpisodeOptions, run_episode
+from embodied_safety.envs.household.scripted import make_policy
 from embodied_safety.envs.household.task import RISK_TYPES, write_task
-from embodied_safety.evaluation.episode import PLANNER_OPTIONS, Episode, EpisodeOptions, run_episode
 from embodied_safety.evaluation.household_metrics import household_metrics
-from embodied_safety.evaluation.scripted import make_policy
 from embodied_safety.rollout.runner import RolloutSettings, run_batched
 from tests.helpers import fan_task
 

@@ -12,7 +12,9 @@ import pytest
 
 from embodied_safety.envs.household.actions import Action, parse_action
 from embodied_safety.envs.household.env import CompiledTask, compile_task, load_task_dir
+from embodied_safety.envs.household.episode import run_episode
 from embodied_safety.envs.household.predicates import category_of
+from embodied_safety.envs.household.scripted import golden_policy, golden_unsafe_policy
 from embodied_safety.envs.household.task import read_task
 from embodied_safety.envs.household.taxonomy import (
     category_profile,
@@ -23,8 +25,6 @@ from embodied_safety.envs.household.taxonomy import (
 )
 from embodied_safety.envs.household.wash import WashRuleError, parse_wash_rules
 from embodied_safety.envs.household.world import PRE_CONDITION_ERROR, HouseholdWorld
-from embodied_safety.evaluation.episode import run_episode
-from embodied_safety.evaluation.scripted import golden_policy, golden_unsafe_policy
 
 CORPUS = Path(__file__).parent.parent / "data" / "isbench_corpus"
 

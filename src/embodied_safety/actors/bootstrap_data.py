@@ -27,13 +27,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..critics.repair import corrective_action, feedback_text
 from ..envs.household.actions import parse_action
 from ..envs.household.env import CompiledTask
+from ..envs.household.episode import matches_trigger
 from ..envs.household.observation import ObservationLevel
 from ..envs.household.predicates import category_of, short_name
+from ..envs.household.repair import corrective_action, feedback_text
 from ..envs.household.suite.catalog import CATALOG
-from ..evaluation.episode import matches_trigger
 from .context import build_context
 from .prompts import Cue, PromptStyle
 

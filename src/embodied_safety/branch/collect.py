@@ -26,12 +26,12 @@ from ..actors.context import build_context
 from ..actors.parsing import parse_output
 from ..actors.prompts import Cue
 from ..critics.llm import LLMCritic, LLMCriticError
-from ..critics.repair import corrective_action
 from ..critics.rule import BEFORE, CriticVerdict, prospective, reflect_task_failure, retrospective
 from ..envs.household.actions import parse_action
 from ..envs.household.env import CompiledTask
+from ..envs.household.episode import PLANNER_OPTIONS, Episode, matches_trigger
 from ..envs.household.observation import ObservationLevel
-from ..evaluation.episode import PLANNER_OPTIONS, Episode, matches_trigger
+from ..envs.household.repair import corrective_action
 from ..records import RawBranch
 
 

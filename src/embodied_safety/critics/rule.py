@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from ..envs.household.actions import Action, parse_action
 from ..envs.household.env import CompiledTask
+from ..envs.household.episode import matches_trigger
+from ..envs.household.repair import corrective_plan, feedback_text
 from ..envs.household.world import HouseholdWorld
-from ..evaluation.episode import matches_trigger
-from .repair import corrective_plan, feedback_text
 
 BEFORE, TERM = "BeforeBDDL", "TermSafety"
 

@@ -33,7 +33,7 @@ from ..actors.prompts import Cue
 from ..branch.collect import BranchSettings, collect_branches
 from ..critics.llm import LLMCritic, LLMCriticError
 from ..envs.household.env import CompiledTask
-from ..evaluation.episode import EpisodeResult
+from ..envs.household.episode import EpisodeResult
 from ..evaluation.household_metrics import household_metrics
 from ..rollout.runner import EpisodeRun, RolloutSettings, start
 from .modules import SafetyValue, Verifier

@@ -22,8 +22,8 @@ from ..critics.llm import LLMCritic
 from ..critics.rule import prospective
 from ..envs.household.actions import parse_action
 from ..envs.household.env import CompiledTask
+from ..envs.household.episode import matches_trigger
 from ..envs.household.world import HouseholdWorld
-from ..evaluation.episode import matches_trigger
 
 UNSAFE_PROCESS, UNSAFE_TERMINATION, SAFE = 0.1, 0.2, 1.0
 

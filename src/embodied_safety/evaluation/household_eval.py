@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..envs.household.env import CompiledTask, LoadFailure, LoadWarning
+from ..envs.household.episode import ISBENCH_OPTIONS, EpisodeOptions, EpisodeResult, run_episode
+from ..envs.household.scripted import ScriptedPolicy, make_policy
 from ..io import write_json, write_jsonl
-from .episode import ISBENCH_OPTIONS, EpisodeOptions, EpisodeResult, run_episode
 from .household_metrics import household_metrics, per_risk_counts
 from .plots import plot_per_risk
-from .scripted import ScriptedPolicy, make_policy
 
 
 class NoTasksLoadedError(RuntimeError):

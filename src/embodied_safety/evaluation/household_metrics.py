@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from .episode import EpisodeResult
+from ..envs.household.episode import EpisodeResult
 
 
 def risk_slug(risk_type: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import asdict
 
 from ..actors.base import Actor
 from ..envs.household.env import CompiledTask
-from ..evaluation.episode import ConditionOutcome, EpisodeResult
+from ..envs.household.episode import ConditionOutcome, EpisodeResult
 from ..evaluation.household_metrics import household_metrics
 from ..records import Trajectory
 from .runner import EpisodeRun, RolloutSettings, run_batched

@@ -14,8 +14,8 @@ from ..actors.base import Actor
 from ..actors.context import build_context
 from ..actors.parsing import parse_output
 from ..envs.household.env import CompiledTask
+from ..envs.household.episode import ISBENCH_OPTIONS, PLANNER_OPTIONS, Episode, EpisodeOptions, EpisodeResult
 from ..envs.household.observation import ObservationLevel
-from ..evaluation.episode import ISBENCH_OPTIONS, PLANNER_OPTIONS, Episode, EpisodeOptions, EpisodeResult
 from ..records import StepRecord
 
 

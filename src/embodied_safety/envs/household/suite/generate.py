@@ -24,10 +24,10 @@ import zlib
 from collections import Counter
 
 from ....config import HouseholdSuiteConfig
-from ....evaluation.episode import run_episode
-from ....evaluation.scripted import golden_policy, golden_unsafe_policy
 from ..env import compile_task
+from ..episode import run_episode
 from ..predicates import short_name
+from ..scripted import golden_policy, golden_unsafe_policy
 from ..task import HouseholdTask
 from .builder import TaskBuilder
 from .catalog import missing_in_world

@@ -8,9 +8,9 @@ side effects.
 
 from __future__ import annotations
 
-from ..envs.household.env import CompiledTask
-from ..envs.household.task import SafetyCondition
-from ..envs.household.world import HouseholdWorld
+from .env import CompiledTask
+from .task import SafetyCondition
+from .world import HouseholdWorld
 
 
 def candidate_actions(compiled: CompiledTask) -> list[str]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from typing import Literal
 
-from ..envs.household.actions import PRIMITIVES
-from ..envs.household.env import CompiledTask
-from ..envs.household.world import HouseholdWorld
+from .actions import PRIMITIVES
+from .env import CompiledTask
 from .episode import Policy
+from .world import HouseholdWorld
 
 ScriptedPolicy = Literal["golden", "golden_unsafe", "random"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from ....evaluation.household_metrics import risk_slug
-from ..task import HouseholdTask
+from ..envs.household.task import HouseholdTask
+from .household_metrics import risk_slug
 
 
 def _trigger_kind(action: str | None) -> str:

@@ -9,9 +9,9 @@ from ..actors.bootstrap_data import DataSettings, feedback_examples
 from ..actors.parsing import parse_output
 from ..envs.household.actions import parse_action
 from ..envs.household.env import CompiledTask
-from ..rollout.runner import RolloutSettings, run_batched
-from .episode import ISBENCH_OPTIONS, EpisodeOptions, EpisodeResult
-from .household_metrics import household_metrics
+from ..envs.household.episode import ISBENCH_OPTIONS, EpisodeOptions, EpisodeResult
+from ..evaluation.household_metrics import household_metrics
+from .runner import RolloutSettings, run_batched
 
 
 def evaluate_actor(tasks: Sequence[CompiledTask], actor: Actor, temperature: float = 0.0, seed: int = 0,

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..envs.household.actions import Action, ActionParseError, parse_action
-from ..envs.household.env import CompiledTask
-from ..envs.household.task import SafetyCondition
-from ..envs.household.world import INVALID_ACTION, PRE_CONDITION_ERROR, HouseholdWorld, StepResult
+from .actions import Action, ActionParseError, parse_action
+from .env import CompiledTask
+from .task import SafetyCondition
+from .world import INVALID_ACTION, PRE_CONDITION_ERROR, HouseholdWorld, StepResult
 
 InvalidOutput = Literal["reask", "failed_step"]
 #: consecutive unparseable outputs that end an episode with a plan error (``invalid_output="reask"``)
