@@ -90,6 +90,8 @@ class Stage:
     the config; ``wrap(flow, cfg)`` may swap the flow (e.g. its task runner); ``call(stage, cfg, args,
     kwargs)`` replaces the default ``run_stage(flow, cfg, **kwargs)`` (e.g. a stage with two commands).
     ``foreach``/``cmd_args``: a DVC ``foreach`` stage (``${item}`` in ``cmd_args``, inputs and outputs).
+    ``tables``: markdown files published on the flow run (besides the ``*.md`` directly in the outputs);
+    ``headline``: the metric keys of the table artifact (default: every number of the metrics file, up to 60).
     """
 
     name: str
@@ -110,6 +112,8 @@ class Stage:
     foreach: tuple[str, ...] = ()
     cmd_args: str = ""
     doc: str | None = None
+    tables: tuple[str, ...] = ()
+    headline: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         import sys
@@ -184,13 +188,90 @@ class Stage:
             defaults &= value == parser.get_default(dest)
             if dest in names and value is not None:
                 kwargs[dest] = value
+        from tasks.progress import quiet_progress_bars, strip_carriage_returns
+
+        quiet_progress_bars()
+        strip_carriage_returns()
         if self.call is not None:
             return self.call(self, cfg, args, kwargs)
         flow_obj = self.wrap(self.flow, cfg) if self.wrap is not None else self.flow
+        flow_obj = self.publishing(flow_obj)
         result = run_stage(flow_obj, *([cfg] if self.config is not None else []), **kwargs)
         if defaults and self.metrics and not self.foreach and not Path(self.metrics).is_file():
             raise SystemExit(f"stage {self.name}: the declared metrics file {self.metrics} was not written")
         return result
+
+
+    # ------------------------------------------------------------------ results in the Prefect UI
+    def publishing(self, flow_obj: Any) -> Any:
+        """``flow_obj`` with a completion hook that publishes the stage's results on its flow run."""
+        if not hasattr(flow_obj, "with_options"):
+            return flow_obj
+
+        def publish(flow: Any, flow_run: Any, state: Any) -> None:
+            self.publish(flow_run.id)
+
+        return flow_obj.with_options(on_completion=[*getattr(flow_obj, "on_completion_hooks", []), publish])
+
+    def result_tables(self) -> list[Path]:
+        """Markdown tables the stage wrote: the declared ones and the ``*.md`` directly in its outputs."""
+        found = [Path(t) for t in self.tables]
+        for o in self.outs:
+            p = Path(o if isinstance(o, str) else o.path)
+            if "${" not in str(p) and p.is_dir():
+                found += sorted(p.glob("*.md"))[:4]
+        return [p for p in dict.fromkeys(found) if p.is_file()]
+
+    def headline_rows(self) -> list[dict[str, Any]]:
+        """``[{"metric", "value"}]`` from the metrics file (flattened; numbers and short strings)."""
+        import json
+
+        if not self.metrics or "${" in self.metrics or not Path(self.metrics).is_file():
+            return []
+        flat: dict[str, Any] = {}
+
+        def walk(prefix: str, v: Any) -> None:
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    walk(f"{prefix}/{k}" if prefix else str(k), x)
+            elif isinstance(v, bool | int | float) or (isinstance(v, str) and len(v) < 80):
+                flat[prefix] = v
+
+        walk("", json.loads(Path(self.metrics).read_text()))
+        keys = [k for k in self.headline if k in flat] or [k for k, v in flat.items() if not isinstance(v, str)][:60]
+        return [{"metric": k, "value": round(flat[k], 6) if isinstance(flat[k], float) else flat[k]} for k in keys]
+
+    def publish(self, flow_run_id: Any) -> None:
+        """The headline (metrics + tables) as a markdown artifact and the key numbers as a table artifact on
+        the flow run ``flow_run_id``; never fails the stage."""
+        import json
+        import logging
+
+        from tasks.progress import artifact_key
+
+        try:
+            from prefect.client.orchestration import get_client
+            from prefect.client.schemas.actions import ArtifactCreate
+
+            rows = self.headline_rows()
+            parts = [f"# Stage `{self.name}`\n"]
+            if rows:
+                parts.append(f"Metrics (`{self.metrics}`):\n\n| metric | value |\n|---|---|\n"
+                             + "\n".join(f"| {r['metric']} | {r['value']} |" for r in rows) + "\n")
+            for t in self.result_tables():
+                parts.append(f"## `{t}`\n\n{t.read_text()[:20000]}\n")
+            if self.plots:
+                parts.append("Figures: " + ", ".join(f"`{p if isinstance(p, str) else p.path}`" for p in self.plots))
+            key = artifact_key(self.name)
+            with get_client(sync_client=True) as client:
+                client.create_artifact(ArtifactCreate(key=f"{key}-results", type="markdown", data="\n".join(parts),
+                                                      description=f"{self.name}: headline", flow_run_id=flow_run_id))
+                if rows:
+                    client.create_artifact(ArtifactCreate(key=f"{key}-metrics", type="table", data=json.dumps(rows),
+                                                          description=f"{self.name}: key numbers",
+                                                          flow_run_id=flow_run_id))
+        except Exception as e:  # noqa: BLE001 - the UI is a view; the stage's files are the result
+            logging.getLogger(__name__).warning("stage %s: results not published to Prefect: %s", self.name, e)
 
 
 def run_stage(flow_obj: Any, *args: Any, **kwargs: Any) -> Any:

@@ -58,12 +58,16 @@ def map_shards(task_fn: Any, calls: Sequence[tuple[Any, ...]], cfg: ShardRunnerC
     after each that finished (progress). ``local`` runs them one by one; a cluster runner gets them all
     at once. Every shard runs even when another fails (after its Prefect retries); then
     :class:`ShardsFailed` names the failed ones, and the flow run fails with it."""
+    from tasks.progress import ProgressArtifact
+
+    bar = ProgressArtifact(len(calls), f"{task_fn.name} tasks")
     if cfg.concurrency_tag:
         task_fn = task_fn.with_options(tags={cfg.concurrency_tag})
     if cfg.task_runner == "local":
         states = []
         for args in calls:
             states.append(task_fn(*args, return_state=True))
+            bar.advance()
             if done and states[-1].is_completed():
                 done(args, states[-1].result())
     else:
@@ -72,6 +76,7 @@ def map_shards(task_fn: Any, calls: Sequence[tuple[Any, ...]], cfg: ShardRunnerC
         for args, fut in zip(calls, futures, strict=True):
             fut.wait()
             states.append(fut.state)
+            bar.advance()
             if done and states[-1].is_completed():
                 done(args, states[-1].result())
     failed = [st for st in states if not st.is_completed()]
