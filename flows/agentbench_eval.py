@@ -253,9 +253,9 @@ def _run(stage: Stage, cfg: AgentBenchEvalConfig, args: argparse.Namespace, kwar
         return run_audit(args.data_dir or config_from_args(args).data_dir, args.out)
     cfg = config_from_args(args)
     if args.out:
-        return run_stage(with_runner(agentbench_eval, cfg), cfg, out=args.out, metrics_path=None, store=args.store,
+        return run_stage(stage.publishing(with_runner(agentbench_eval, cfg)), cfg, out=args.out, metrics_path=None, store=args.store,
                          track=args.track)
-    return run_stage(with_runner(agentbench_eval, cfg), cfg, store=args.store)
+    return run_stage(stage.publishing(with_runner(agentbench_eval, cfg)), cfg, store=args.store)
 
 
 STAGE = Stage("agentbench_eval", agentbench_eval, config=AgentBenchEvalConfig, call=_run,

@@ -47,6 +47,7 @@ from embodied_safety.train.trajectory_dpo import train_trajectory_dpo, trajector
 from embodied_safety.train.variants import LABELS, RECIPES, SWEEPS, Kind, Phase, chain_key, datasets, lrs_for
 from flows._stage import Plot, Stage
 from flows.promote import promote, tag_base_dev
+from tasks.progress import ProgressArtifact
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, register_model_dir, tracking_config
 
 BASE = Path("models/bootstrap_actor/model")
@@ -133,7 +134,9 @@ class Trainer:
 
     def chain(self, phases: tuple[Phase, ...], lrs: dict[str, float], seed: int) -> tuple[Path, list[dict[str, Any]]]:
         start, infos = self.base, []
+        bar = ProgressArtifact(len(phases), f"safebranch phases seed{seed} {chain_key(phases, lrs)}")
         for i in range(len(phases)):
+            bar.set(i)
             key = chain_key(phases[:i + 1], lrs)
             if (seed, key) not in self.done:
                 p = phases[i]
@@ -149,18 +152,20 @@ class Trainer:
                                                 "metrics": result.metrics, "curve": result.curve, "history": history})
             start, info = self.done[(seed, key)]
             infos.append(info)
+        bar.set(len(phases))
         return start, infos
 
     def run(self, variant: str, seed: int, lrs: dict[str, float], register: bool, tag: str = "") -> Run:
-        model, infos = self.chain(RECIPES[variant], lrs, seed)
-        run = Run(variant, seed, dict(lrs), model, infos)
-        if model not in self.evals:
-            self.evals[model] = eval_task(model, self.splits, self.cfg.eval_splits)
-        run.eval, run.risks, run.tasks = self.evals[model]
         name = f"{tag}{variant}-seed{seed}"
         params = {"variant": variant, "seed": seed, "learning_rates": lrs, "peft": self.cfg.peft,
                   **{p.kind: self.params(p.kind, lrs[p.kind]) for p in RECIPES[variant]}}
-        with mlflow_run(self.track, name, params=params):
+        with mlflow_run(self.track, name, params=params):  # opened before training: the run's duration is real
+            model, infos = self.chain(RECIPES[variant], lrs, seed)
+            run = Run(variant, seed, dict(lrs), model, infos)
+            if model not in self.evals:
+                self.evals[model] = eval_task(model, self.splits, self.cfg.eval_splits)
+            run.eval, run.risks, run.tasks = self.evals[model]
+            log_run_figures(run, name)
             for info in infos:
                 for metrics, step in info["history"]:
                     log_metrics(metrics, step)
@@ -171,6 +176,25 @@ class Trainer:
                 run.version = register_model_dir(self.cfg.registered_model, model, tags={
                     "variant": variant, "seed": str(seed), **{f"dev_{k}": f"{v:.6f}" for k, v in run.dev.items()}})
         return run
+
+
+def log_run_figures(run: Run, name: str) -> None:
+    """The variant's curves (every phase's logged history) and per-risk figure per split, on its MLflow run."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        panels: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(dict)
+        for i, info in enumerate(run.phases):
+            for metrics, step in info["history"]:
+                for k, v in metrics.items():
+                    if isinstance(v, int | float):
+                        panels[k].setdefault(f"{i + 1}:{info['kind']}", []).append((step, float(v)))
+        paths = [plot_series(dict(panels), Path(d) / "curves.png", f"{name}: training and dev curves")]
+        for split, counts in run.risks.items():
+            if counts:
+                paths.append(plot_per_risk({k: (v[0], v[1]) for k, v in counts.items()}, Path(d) / f"per_risk_{split}.png",
+                                           f"{name}: per risk type, {split}"))
+        log_artifacts([p for png in paths for p in (png, png.with_suffix(".json"))], "figures")
 
 
 def _mean_sd(vals: list[float]) -> str:

@@ -37,6 +37,7 @@ from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, writ
 from embodied_safety.manifest import write_manifest
 from flows._shield import BC, CALIBRATION, ROLLOUTS
 from flows._stage import Arg, Out, Plot, Stage, run_stage
+from tasks.progress import ProgressArtifact
 from tasks.shield import STORE, _file_hash, scorer_for, scorer_key
 from tasks.store import content_key
 from tasks.tracking import (
@@ -205,7 +206,8 @@ def train_run(env: str, run: str, seed: int, delta: float | None, cfg: ShieldPPO
     tag = f"{run}" + (f"-delta{delta:g}" if delta is not None else "") + f"-seed{seed}"
     track = tracking_config(cfg.tracking)
     with mlflow_run(track, f"shield_ppo/{env}/{tag}", {"env": env, "run": run, **dataclasses.asdict(pcfg)}):
-        res = train(policy, env, src, pcfg, critic=critic, log=log_metrics)
+        bar = ProgressArtifact(pcfg.iterations, f"PPO iterations {env} {tag}")
+        res = train(policy, env, src, pcfg, critic=critic, log=lambda m, it: (log_metrics(m, it), bar.set(it)))
         ev = _eval_conditions(env, res.policy, cfg.eval_episodes[env], conditions)
         log_metrics({f"eval/{c}/{k}": v for c, m in ev.items() for k, v in m.items()})
         tmp = scratch_dir(path)
@@ -406,7 +408,7 @@ def _run(stage: Stage, cfg: ShieldPPOConfig, args: argparse.Namespace, kwargs: d
         return None
     if args.env not in cfg.envs:
         stage.parser().error(f"--env must be one of {list(cfg.envs)}")
-    return run_stage(shield_ppo, cfg, **kwargs)
+    return run_stage(stage.publishing(shield_ppo), cfg, **kwargs)
 
 
 _ENV = "${item}"

@@ -9,7 +9,12 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from embodied_safety.evaluation.plots import (  # noqa: E402
-    plot_curves, plot_funnel, plot_grouped_bars, plot_per_risk, plot_series)
+    plot_curves,
+    plot_funnel,
+    plot_grouped_bars,
+    plot_per_risk,
+    plot_series,
+)
 
 
 def _load(path):
