@@ -189,10 +189,12 @@ class VisionChat(OpenAIActor):
         self.prompt_tokens = 0  # as the server reports them: image tokens included
         self.completion_tokens = 0
 
-    def _request(self, prompt: str | list[dict[str, Any]], temperature: float, seed: int) -> str:
+    def _request(self, prompt: str | list[dict[str, Any]], temperature: float, seed: int,  # type: ignore[override]
+                 extra: dict[str, Any] | None = None) -> str:
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         response = self._client.chat.completions.create(
-            model=self.name, messages=messages, max_tokens=self.max_tokens, temperature=temperature, seed=seed)
+            model=self.name, messages=messages, max_tokens=self.max_tokens, temperature=temperature, seed=seed,
+            extra_body=extra)
         with self._lock:
             self.requests += 1
             if response.usage is not None:
