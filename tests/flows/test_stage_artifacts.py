@@ -12,6 +12,7 @@ import yaml
 def test_household_suite_publishes_artifacts(prefect_harness, tmp_path, monkeypatch):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.client.schemas.sorting import ArtifactSort
 
     from flows.household_suite import STAGE
 
@@ -23,8 +24,13 @@ def test_household_suite_publishes_artifacts(prefect_harness, tmp_path, monkeypa
     STAGE.main(["--params", str(params)])
     assert (tmp_path / "data/household/metrics.json").is_file()
     with get_client(sync_client=True) as client:
-        arts = {a.key: a for a in client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["household-suite-results", "household-suite-metrics"])))}
+        # The server is shared by the whole session: other runs of this stage published under the same keys,
+        # so take the newest version of each key (the one this run wrote).
+        arts: dict = {}
+        for a in client.read_artifacts(
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["household-suite-results", "household-suite-metrics"])),
+                sort=ArtifactSort.CREATED_DESC):
+            arts.setdefault(a.key, a)
         assert set(arts) == {"household-suite-results", "household-suite-metrics"}
         md, table = arts["household-suite-results"], arts["household-suite-metrics"]
         assert md.type == "markdown" and "data/tasks_total" in md.data and "| metric | value |" in md.data
