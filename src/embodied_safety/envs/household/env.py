@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ...errors import TaskFormatError
@@ -123,27 +123,28 @@ def compile_task(task: HouseholdTask) -> CompiledTask:
 
 
 @dataclass(frozen=True)
-class LoadFailure:
-    """A task that could not be loaded, with the reason (reported, never dropped silently)."""
+class _FileNote:
+    """Something said about one field of one task file; written to JSON as its fields."""
 
     path: str
     field: str
-    error: str
 
     def to_json(self) -> dict[str, str]:
-        return {"path": self.path, "field": self.field, "error": self.error}
+        return {k: str(v) for k, v in asdict(self).items()}
 
 
 @dataclass(frozen=True)
-class LoadWarning:
+class LoadFailure(_FileNote):
+    """A task that could not be loaded, with the reason (reported, never dropped silently)."""
+
+    error: str
+
+
+@dataclass(frozen=True)
+class LoadWarning(_FileNote):
     """A task that loaded, but not exactly as written (e.g. the first of several goal expressions)."""
 
-    path: str
-    field: str
     reason: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"path": self.path, "field": self.field, "reason": self.reason}
 
 
 def load_task_file(path: str | os.PathLike[str]) -> CompiledTask | LoadFailure:
