@@ -15,10 +15,6 @@ API="$UI/api"
 WAIT_MS="${SCREENSHOT_WAIT_MS:-20000}"
 PY="${PYTHON:-.venv/bin/python}"
 mkdir -p "$OUT"
-if ! command -v chromium >/dev/null; then
-  echo "installing chromium (apt-get) ..."
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-fi
 # the flow run (given, or the latest with a markdown artifact) and its artifact ids
 read -r RUN ART < <("$PY" - "$API" "${2:-}" <<'PY'
 import json, sys, urllib.request
@@ -35,14 +31,7 @@ if not arts:
 print(arts[0]["flow_run_id"], arts[0]["id"])
 PY
 )
-shoot() {  # name, url
-  local profile
-  profile=$(mktemp -d)
-  chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
-    --disable-component-update --disable-sync --user-data-dir="$profile" --hide-scrollbars \
-    --window-size=1600,1100 --virtual-time-budget="$WAIT_MS" --screenshot="$OUT/$1.png" "$2" >/dev/null 2>&1 || true
-  rm -rf "$profile"
-  if [[ -s "$OUT/$1.png" ]]; then echo "$OUT/$1.png  <- $2"; else echo "no screenshot for $2" >&2; return 1; fi
-}
+WINDOW=1600,1100
+source deployments/chromium.sh
 shoot prefect_flow_run_artifacts "$UI/runs/flow-run/$RUN?tab=artifacts"
 shoot prefect_artifact "$UI/artifacts/artifact/$ART"
