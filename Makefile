@@ -93,7 +93,7 @@ server-stop:  ## stop what `make server` started
 	deployments/services.sh stop
 
 test: setup  ## the test suite (unit, flow and smoke tiers; slow tests included)
-	pytest -q
+	pytest -q --durations=30
 
 test-fast: setup  ## the unit tier only (no servers, no stage runs)
 	pytest -q tests/unit -m "not slow"
