@@ -62,8 +62,7 @@ vllm-serve: vllm  ## serve MODEL (an actor dir, or smollm2) with vLLM on http://
 	deployments/vllm.sh $(MODEL) --port $(PORT)
 
 demo: setup  ## run the whole pipeline with DVC (stages run as Prefect flows), then show metrics
-	dvc repro
-	dvc metrics show
+	deployments/demo.sh
 
 # The full SafeBranch study (Tables 2 / 13 / 16 and the sweep): 3 seeds, all 8 variants, 3 learning rates per
 # sweep key. A DVC experiment in a temporary copy: the workspace keeps the default run; `dvc exp show` compares,

@@ -20,5 +20,8 @@ for _key, _value in {
     "TRANSFORMERS_OFFLINE": "1",
     "MPLBACKEND": "Agg",
     "RAY_USAGE_STATS_ENABLED": "0",
+    # a stage run alone starts a temporary server; its first start migrates a new database, and on a loaded
+    # 2-core machine that runs past Prefect's 20 s default (`make demo` shares one server: deployments/demo.sh)
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
 }.items():
     os.environ.setdefault(_key, _value)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# `make demo`: `dvc repro` with one Prefect server for every stage, then the metrics.
+#   deployments/demo.sh [dvc repro args...]
+# Run alone, each stage (`python -m flows.<stage>`) starts a temporary Prefect server of its own: 15-20 s per
+# stage on 2 cores, and on a loaded machine the start can run past Prefect's start-up timeout. Here one server
+# (project-local PREFECT_HOME, a free port on 127.0.0.1) serves the whole repro and stops with it. With
+# PREFECT_API_URL set (e.g. `make server` is running) the stages report there instead; with nothing to
+# reproduce no server is started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/.venv/bin:$PATH" PREFECT_SERVER_ANALYTICS_ENABLED=false PREFECT_HOME="${PREFECT_HOME:-$PWD/.prefect}"
+if [[ -z "${PREFECT_API_URL:-}" && "$(dvc status --json 2>/dev/null || true)" != "{}" ]]; then
+  port=$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  mkdir -p .services
+  printf '%s' "Prefect server for this run  http://127.0.0.1:$port ..."
+  setsid prefect server start --host 127.0.0.1 --port "$port" >.services/demo-prefect.log 2>&1 </dev/null &
+  pid=$!
+  trap 'kill -- "-$pid" 2>/dev/null || true' EXIT
+  export PREFECT_API_URL="http://127.0.0.1:$port/api"
+  SECONDS=0
+  until curl -fsS "$PREFECT_API_URL/health" >/dev/null 2>&1; do
+    kill -0 "$pid" 2>/dev/null || { echo " FAILED: see .services/demo-prefect.log" >&2; exit 1; }
+    (( SECONDS < 300 )) || { echo " FAILED: no answer in 300 s (.services/demo-prefect.log)" >&2; exit 1; }
+    sleep 1
+  done
+  echo " ok (${SECONDS} s)"
+fi
+dvc repro "$@"
+dvc metrics show
