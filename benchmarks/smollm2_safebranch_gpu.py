@@ -9,7 +9,7 @@
 2. Branch collection on the train tasks with the rule critics, rule judge, pruning, relabelled pairs.
 3. SFT-only, golden replay only (control), BranchPO-only and SafeBranch (SFT -> BranchPO) with the
    stage's mixtures (``variants.datasets``: chosen + golden replay; after-repair and contrast pairs;
-   DPO + NLL), each checkpoint selected on dev by ``train.selection`` (SR floor = base dev SR - 0.05).
+   DPO + NLL), each checkpoint selected on dev by ``evaluation.selection`` (SR floor = base dev SR - 0.05).
 4. Critic-free SR / SSR / SRec per eval split -> ``table2.md``; per-task paired bootstrap CIs ->
    ``paired.md``; everything in ``results.json`` under ``--out``.
 No rollouts stage, so no Trajectory DPO row.
@@ -31,11 +31,11 @@ from embodied_safety.branch.golden import extra_pairs, golden_replay
 from embodied_safety.branch.judge import judge
 from embodied_safety.envs.household.env import CompiledTask, compile_task, load_task_dir
 from embodied_safety.evaluation.report import paired_table, table2
+from embodied_safety.evaluation.selection import floor_from
 from embodied_safety.evaluation.stats import compare, per_task
 from embodied_safety.io import atomic_write_text, read_json, write_json
 from embodied_safety.rollout.actor_eval import evaluate_actor
 from embodied_safety.train.safebranch import train_branchpo, train_sft
-from embodied_safety.train.selection import floor_from
 from embodied_safety.train.variants import LABELS, RECIPES, datasets
 
 VARIANTS = ("sft_only", "golden_replay_only", "branchpo_only", "safebranch")

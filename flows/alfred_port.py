@@ -9,7 +9,7 @@
 4. SFT warm-up on the chosen side + the golden trajectories (every gold train turn; the household
    stage's mixture, ``sft_data``), then BranchPO on the pairs (``models/alfred/{sft,branchpo}``),
    each checkpoint selected on the dev turns by hazard accuracy subject to non-hazard accuracy >=
-   the base actor's - ``max_dev_sr_drop`` (``train.selection``), ties by non-hazard accuracy.
+   the base actor's - ``max_dev_sr_drop`` (``evaluation.selection``), ties by non-hazard accuracy.
 5. Table 3 (``data/alfred/table3.md``): per-category hazard accuracy, non-hazard accuracy and
    their average on the test turns, for the base actor, the base actor with oracle hints, SFT and
    BranchPO; ``per_category.png``; ``data/alfred_metrics.json``; one MLflow run.
@@ -36,10 +36,10 @@ from embodied_safety.alfred.port import (
 from embodied_safety.config import AlfredPortConfig, ModelShape
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.evaluation.plots import plot_grouped_bars
+from embodied_safety.evaluation.selection import floor_from
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
 from embodied_safety.train.safebranch import train_branchpo, train_sft
-from embodied_safety.train.selection import floor_from
 from flows._stage import Plot, Stage
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 

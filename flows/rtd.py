@@ -31,10 +31,10 @@ def proposer_for(cfg: RTDConfig) -> object:
 
     if cfg.proposer == "pixel":
         return PixelProposer()
-    from embodied_safety.shield.vlm_scorer import VisionChat
+    from embodied_safety.llm.chat import OpenAIChat
 
     spec = dict(cfg.proposer_actor)
-    client = VisionChat(spec.pop("base_url", "http://127.0.0.1:8000/v1"), spec.pop("model", "default"), **spec)
+    client = OpenAIChat(spec.pop("base_url", "http://127.0.0.1:8000/v1"), spec.pop("model", "default"), **spec)
     return LLMProposer(client, cache_dir=STORE / "rtd_llm")
 
 

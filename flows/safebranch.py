@@ -11,7 +11,7 @@ champion promotion at the end.
    beside them; every run an MLflow run; every trained actor a version of ``registered_model``.
 4. The SafeBranch seed with the best dev result is offered to the champion rule (``flows.promote``).
 
-Selection everywhere (checkpoints, sweep picks, the champion candidate) is ``train.selection``: max
+Selection everywhere (checkpoints, sweep picks, the champion candidate) is ``evaluation.selection``: max
 dev SSR subject to dev SR >= the base actor's dev SR - ``max_dev_sr_drop``. Per-task paired
 bootstrap intervals (SafeBranch vs SFT-only and vs the golden-replay control) go to ``paired.md``
 and ``results.json``.
@@ -35,6 +35,7 @@ from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.evaluation.household_metrics import per_risk_counts
 from embodied_safety.evaluation.plots import plot_per_risk, plot_series
 from embodied_safety.evaluation.report import paired_table
+from embodied_safety.evaluation.selection import floor_from, rank
 from embodied_safety.evaluation.stats import compare, per_task
 from embodied_safety.io import atomic_write_text, read_json, read_jsonl, write_json
 from embodied_safety.manifest import write_manifest
@@ -42,7 +43,6 @@ from embodied_safety.records import RawBranch, Trajectory
 from embodied_safety.rollout.actor_eval import evaluate_actor
 from embodied_safety.train.common import TrainResult
 from embodied_safety.train.safebranch import train_branchpo, train_sft
-from embodied_safety.train.selection import floor_from, rank
 from embodied_safety.train.trajectory_dpo import train_trajectory_dpo, trajectory_pairs
 from embodied_safety.train.variants import LABELS, RECIPES, SWEEPS, Kind, Phase, chain_key, datasets, lrs_for
 from flows._stage import Plot, Stage

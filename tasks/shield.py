@@ -79,10 +79,11 @@ def scorer_for(rset: Any, cfg: RubricLabelConfig, cache_dir: Path = STORE) -> An
 
     if cfg.backend == "pixel":
         return PixelScorer(rset)
-    from embodied_safety.shield.vlm_scorer import VisionChat, VLMScorer
+    from embodied_safety.llm.chat import OpenAIChat
+    from embodied_safety.shield.vlm_scorer import VLMScorer
 
     vlm = dict(cfg.vlm)
-    client = VisionChat(vlm.pop("base_url", "http://127.0.0.1:8000/v1"), vlm.pop("model", "default"), **vlm)
+    client = OpenAIChat(vlm.pop("base_url", "http://127.0.0.1:8000/v1"), vlm.pop("model", "default"), **vlm)
     return VLMScorer(client, rset, cache_dir=cache_dir / "vlm", retries=cfg.retries)
 
 

@@ -213,8 +213,8 @@ def test_safebranch_stage_trains_every_variant_tracks_registers_and_promotes(tin
     assert all(r["phases"][0]["kind"] == "sft" and r["phases"][1]["kind"] == "branchpo" for r in sb)
     registry = show(PromoteConfig(tracking=track))
     assert len(registry["versions"]) == len(cfg.variants) * 2  # sweep points are tracked, not registered
+    from embodied_safety.evaluation.selection import rank
     from embodied_safety.train.promotion import decide
-    from embodied_safety.train.selection import rank
 
     best = max(sb, key=lambda r: rank(r["dev"], results["sr_floor"]))
     expected = decide(best["dev"], None, 0.1, results["base_dev"], 0.05)[0]  # no champion: it must beat the base

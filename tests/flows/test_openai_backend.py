@@ -16,8 +16,9 @@ pytest.importorskip("transformers")
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-from embodied_safety.actors.openai_backend import EndpointError, OpenAIActor  # noqa: E402
+from embodied_safety.actors.openai_backend import OpenAIActor  # noqa: E402
 from embodied_safety.actors.parsing import parse_output  # noqa: E402
+from embodied_safety.llm.chat import EndpointError  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -15,8 +15,9 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 from embodied_safety.envs.control import palette as P  # noqa: E402
+from embodied_safety.llm.chat import OpenAIChat  # noqa: E402
 from embodied_safety.shield.rubrics import DUBINS_VL, TURTLEBOT_NAV  # noqa: E402
-from embodied_safety.shield.vlm_scorer import USER_TEXT, VisionChat, VLMScorer, render_prompt  # noqa: E402
+from embodied_safety.shield.vlm_scorer import USER_TEXT, VLMScorer, render_prompt  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +44,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
 def test_scores_go_through_the_server_fail_per_frame_and_are_cached(served, tmp_path) -> None:
     base_url, model = served
     frames = np.stack([ego(60), ego(90), np.zeros((96, 96, 3), np.uint8)])
-    with VisionChat(base_url, model, max_tokens=16, timeout_s=120, max_retries=1) as client:
+    with OpenAIChat(base_url, model, max_tokens=16, timeout_s=120, max_retries=1) as client:
         scorer = VLMScorer(client, TURTLEBOT_NAV, cache_dir=tmp_path / "cache", retries=1)
         out = scorer.score_detailed(frames)
         assert out.calls == client.requests == 3 * 2  # each frame asked, then re-asked once
@@ -70,7 +71,7 @@ def test_llm_proposer_sends_both_frames(served, tmp_path) -> None:
     from embodied_safety.shield.rtd import LLMProposer
 
     base_url, model = served
-    with VisionChat(base_url, model, max_tokens=16, timeout_s=120, max_retries=1) as client:
+    with OpenAIChat(base_url, model, max_tokens=16, timeout_s=120, max_retries=1) as client:
         proposer = LLMProposer(client, cache_dir=tmp_path, retries=0)
         assert proposer.propose(ego(90), ego(60), TURTLEBOT_NAV) is None  # random model: no valid criterion
         assert client.requests == 1 and proposer.errors and proposer.calls == 1

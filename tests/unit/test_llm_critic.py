@@ -1,8 +1,8 @@
-"""LLM critic backend: JSON extraction, schema validation, retries, failure records, the cache."""
+"""LLM critic backend: schema validation, retries, failure records, the cache (JSON extraction and the ask
+loop itself: test_llm_ask.py)."""
 
 import pytest
 
-from embodied_safety.actors.parsing import first_json_object
 from embodied_safety.critics.llm import (
     LLMCritic,
     LLMCriticError,
@@ -30,12 +30,6 @@ class Scripted:
         return [self.answers.pop(0) for _ in prompts]
 
 
-def test_first_json_object_handles_prose_and_nesting():
-    assert first_json_object('Sure! {"a": {"b": 1}, "c": "}"} trailing') == {"a": {"b": 1}, "c": "}"}
-    assert first_json_object("{not json} then {\"x\": 2}") == {"x": 2}
-    assert first_json_object("no json here") is None
-
-
 def test_validators():
     validate_before({"mode": "REPLACE", "issue": "", "feedback": "", "object_analysis": ""})
     with pytest.raises(ValueError, match="mode"):
@@ -60,12 +54,14 @@ def test_invalid_output_is_retried_then_accepted_and_cached(tmp_path):
     assert again == v and critic.calls == 2  # served from the content-hash cache
 
 
-def test_output_that_stays_invalid_is_a_recorded_failure():
+def test_output_that_stays_invalid_is_a_recorded_failure_and_not_cached(tmp_path):
     c = compile_task(fan_task())
-    critic = LLMCritic(Scripted(["nope"] * 3), "scripted", retries=2)
-    with pytest.raises(LLMCriticError, match="after 3 attempts"):
+    critic = LLMCritic(Scripted(["nope"] * 3 + [GOOD]), "scripted", cache_dir=tmp_path, retries=2)
+    with pytest.raises(LLMCriticError, match="after 3 attempts: no JSON object in 'nope'"):
         critic.prospective(c, c.new_world(), "WIPE(electric_fan.n.01_1, paper_towel.n.01_1)", 0)
-    assert critic.failures == 1 and critic.calls == 3
+    assert critic.failures == 1 and critic.calls == 3 and list(tmp_path.iterdir()) == []
+    v = critic.prospective(c, c.new_world(), "WIPE(electric_fan.n.01_1, paper_towel.n.01_1)", 0)
+    assert v.mode == "INSERT" and critic.calls == 4  # a failure is asked again next time
 
 
 def test_collection_with_a_failing_llm_critic_never_commits_the_unsafe_action():

@@ -218,7 +218,7 @@ def test_parse_scores_line_and_json_formats():
 
 
 class ScriptedClient:
-    """Stands in for ``VisionChat``: answers from a function of (request number, messages)."""
+    """Stands in for ``OpenAIChat``: answers from a function of (request number, messages)."""
 
     name = "scripted-vlm"
 

@@ -120,7 +120,7 @@ def test_branchpo_only_uses_its_own_sweep_pick_and_everyone_else_the_phase_pick(
 
 
 def test_selector_with_a_floor_maximises_ssr_among_checkpoints_that_keep_sr(tmp_path):
-    from embodied_safety.train.selection import select
+    from embodied_safety.evaluation.selection import select
 
     base = tiny_actor(tmp_path / "base")
     model, _ = load_trainable(base, None)

@@ -18,43 +18,21 @@ default served name) and is switched on only when ``/v1/models`` says ``owned_by
 serve`` rejects unknown fields). One difference remains: in a batch ``HFActor`` lets left-padded rows
 emit the pad token (it is in their prompt ids); a served request never has padding.
 
-Timeouts, connection errors, HTTP 429 and 5xx are retried with exponential backoff
-(``backoff_s * 2**attempt``); the openai client's own retries are disabled so the policy is ours.
-After the last attempt, or on any other API error, :class:`EndpointError` is raised; the caller (a
-rollout shard) records it as a failed shard.
+The request, its retry policy (timeouts, connection errors, HTTP 429 and 5xx, exponential backoff) and
+:class:`~embodied_safety.llm.chat.EndpointError` come from :class:`~embodied_safety.llm.chat.OpenAIChat`,
+which this class extends with prompts, per-request seeds and a bounded thread pool; the caller (a rollout
+shard) records an ``EndpointError`` as a failed shard.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ..errors import require_package
+from ..llm.chat import OpenAIChat
 from .prompts import PromptStyle
-
-LOCAL_API_KEY = "EMPTY"  # what local servers (transformers serve, vllm) accept when no key is set
-
-
-class EndpointError(RuntimeError):
-    """An OpenAI-compatible endpoint failed for good: names the base URL, the attempts and the last error."""
-
-    def __init__(self, base_url: str, attempts: int, last_error: BaseException) -> None:
-        self.base_url = base_url
-        self.attempts = attempts
-        self.last_error = last_error
-        super().__init__(f"endpoint {base_url} failed after {attempts} attempt(s): "
-                         f"{type(last_error).__name__}: {last_error}")
-
-
-def _retryable(exc: BaseException) -> bool:
-    import openai
-
-    # APITimeoutError is a subclass of APIConnectionError; InternalServerError covers every 5xx.
-    return isinstance(exc, openai.APIConnectionError | openai.RateLimitError | openai.InternalServerError)
 
 
 class CopyOrGrammarIds:
@@ -88,75 +66,37 @@ class CopyOrGrammarIds:
         return sorted(self.grammar_ids | set(self.tokenizer(text, add_special_tokens=False)["input_ids"]))
 
 
-class OpenAIActor:
+class OpenAIActor(OpenAIChat):
     """An actor served behind an OpenAI-compatible chat endpoint (the key is read from ``api_key_env``)."""
 
     def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY",
                  prompt_style: PromptStyle | None = "full", max_tokens: int = 32, timeout_s: float = 60.0,
                  max_retries: int = 3, backoff_s: float = 1.0, concurrency: int = 4) -> None:
-        require_package("openai", "llm")
-        from openai import OpenAI
-
-        if max_retries < 0 or concurrency < 1 or timeout_s <= 0 or backoff_s < 0:
-            raise ValueError("OpenAIActor: need max_retries >= 0, concurrency >= 1, timeout_s > 0, backoff_s >= 0; "
-                             f"got {max_retries}, {concurrency}, {timeout_s}, {backoff_s}")
-        self.base_url = base_url
-        self.name = model
+        if concurrency < 1:
+            raise ValueError(f"OpenAIActor: need concurrency >= 1; got {concurrency}")
+        super().__init__(base_url, model, api_key_env, max_tokens, timeout_s, max_retries, backoff_s)
         if prompt_style is None:  # as HFActor: the served dir's profile names it, else "full"
             from .hf import read_profile
 
             prompt_style = read_profile(model).get("prompt_style", "full") if Path(model).is_dir() else "full"  # type: ignore[assignment]
         self.prompt_style: PromptStyle = prompt_style  # type: ignore[assignment]
-        self.max_tokens = max_tokens
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
         self.concurrency = concurrency
-        # The key goes straight into the client and is never kept on this object or logged.
-        self._client = OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or LOCAL_API_KEY,
-                              timeout=timeout_s, max_retries=0)
         self._mask = CopyOrGrammarIds.from_model_dir(model)
         self._use_mask: bool | None = None if self._mask else False  # decided by the first generate()
 
     def __repr__(self) -> str:
         return f"OpenAIActor(base_url={self.base_url!r}, model={self.name!r}, prompt_style={self.prompt_style!r})"
 
-    def _server_is_vllm(self) -> bool:
-        """Whether the endpoint is vLLM (its ``/v1/models`` entries say ``owned_by: vllm``)."""
-        import openai
-
-        try:
-            return any(getattr(m, "owned_by", None) == "vllm" for m in self._client.models.list().data)
-        except openai.OpenAIError:
-            return False
-
-    def _request(self, prompt: str, temperature: float, seed: int, extra: dict[str, Any] | None = None) -> str:
-        response = self._client.chat.completions.create(
-            model=self.name, messages=[{"role": "user", "content": prompt}], max_tokens=self.max_tokens,
-            temperature=temperature, seed=seed, extra_body=extra)
-        if not response.choices:
-            return ""
-        return (response.choices[0].message.content or "").strip()
-
     def _complete(self, prompt: str, temperature: float, seed: int, extra: dict[str, Any] | None = None) -> str:
-        """One prompt, retried on transient failures; raises :class:`EndpointError` when it gives up."""
-        import openai
-
-        for attempt in range(self.max_retries + 1):
-            try:
-                return self._request(prompt, temperature, seed, extra)
-            except openai.OpenAIError as exc:
-                if not _retryable(exc) or attempt == self.max_retries:
-                    raise EndpointError(self.base_url, attempt + 1, exc) from exc
-                time.sleep(self.backoff_s * 2**attempt)
-        raise AssertionError("unreachable")
+        """One prompt as a single user message, retried as :meth:`OpenAIChat.chat` retries."""
+        return self.chat([{"role": "user", "content": prompt}], temperature, seed, extra)
 
     def generate(self, prompts: list[str], temperature: float = 0.0, seed: int | Sequence[int] = 0) -> list[str]:
         """One completion per prompt, in input order; request ``i`` uses seed ``seed + i`` (or ``seed[i]``)."""
         if not prompts:
             return []
         if self._use_mask is None:
-            self._use_mask = self._server_is_vllm()
+            self._use_mask = "vllm" in self.owned_by()
         # tokenized here, in one thread (a fast tokenizer is not safe to share between threads)
         extras = ([{"allowed_token_ids": self._mask.allowed(p)} for p in prompts] if self._use_mask and self._mask
                   else [None] * len(prompts))
@@ -170,12 +110,3 @@ class OpenAIActor:
                 for f in futures:
                     f.cancel()
                 raise
-
-    def close(self) -> None:
-        self._client.close()
-
-    def __enter__(self) -> OpenAIActor:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from ..envs.household.actions import ActionParseError, parse_action
+from ..llm.parsing import first_json_object
 
 
 @dataclass(frozen=True)
@@ -20,21 +20,6 @@ class ParsedOutput:
     def ok(self) -> bool:
         return self.action is not None
 
-
-def first_json_object(text: str) -> dict[str, Any] | None:
-    """The first ``{...}`` in ``text`` that decodes as a JSON object (prose around it is ignored)."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start >= 0:
-        try:
-            obj, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(obj, dict):
-            return obj
-        start = text.find("{", start + 1)
-    return None
 
 def parse_output(raw: str) -> ParsedOutput:
     """Prefer a JSON object with an ``action`` field; fall back to the first primitive call in the text."""

@@ -2,15 +2,16 @@
 text generator (an OpenAI-compatible endpoint through ``OpenAIActor``, or a local ``HFActor``).
 
 When a critic fires is decided by the ground-truth BDDL conditions in both backends (the paper's
-BeforeBDDL critic is triggered by the predicate); the LLM writes the verdict. Output is parsed as
-the first JSON object in the text and validated against the box's schema; invalid output is
-re-asked up to ``retries`` times, then recorded as a failure (``LLMCriticError``), never guessed.
-Responses are cached on disk by a content hash of (model, prompt), so re-runs make no new calls.
+BeforeBDDL critic is triggered by the predicate); the LLM writes the verdict. Every question goes through
+the shared structured ask (:func:`embodied_safety.llm.ask.ask_cached`): output is parsed as the first JSON
+object in the text and validated against the box's schema; invalid output is re-asked up to ``retries``
+times (greedy, seed = attempt), then recorded as a failure (``LLMCriticError``), never guessed. Valid
+answers are cached on disk by a content hash of (model, prompt), so re-runs make no new calls; failures
+are not cached.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -19,12 +20,12 @@ from typing import Any
 
 from ..actors.base import Actor
 from ..actors.context import build_context, format_history
-from ..actors.parsing import first_json_object
 from ..envs.household.env import CompiledTask
 from ..envs.household.observation import observe
 from ..envs.household.task import RISK_TYPES
 from ..envs.household.world import HouseholdWorld
-from ..io import read_json, write_json
+from ..llm.ask import ask_cached, cache_key
+from ..llm.parsing import json_object
 from .rule import BEFORE, TERM, CriticVerdict
 
 MODES = ("INSERT", "REPLACE", "REPLAN")
@@ -96,27 +97,15 @@ class LLMCritic:
     failures: int = 0
 
     def ask(self, prompt: str, validate: Any) -> dict[str, Any]:
-        key = hashlib.sha256(f"{self.model_id}\n{prompt}".encode()).hexdigest()
-        path = self.cache_dir / f"{key}.json" if self.cache_dir else None
-        if path is not None and path.is_file():
-            return read_json(path)
-        error = "no output"
-        for attempt in range(self.retries + 1):
-            self.calls += 1
-            raw = self.generator.generate([prompt], temperature=0.0, seed=attempt)[0]
-            obj = first_json_object(raw)
-            try:
-                if obj is None:
-                    raise ValueError(f"no JSON object in {raw[:120]!r}")
-                result = validate(obj)
-            except ValueError as exc:
-                error = str(exc)
-                continue
-            if path is not None:
-                write_json(path, result)
-            return result
-        self.failures += 1
-        raise LLMCriticError(f"invalid critic output after {self.retries + 1} attempts: {error}")
+        [answer] = ask_cached(
+            lambda prompts, temperature, seed: self.generator.generate(prompts, temperature=temperature, seed=seed),
+            [prompt], [cache_key(self.model_id, prompt)], lambda text: validate(json_object(text)), self.cache_dir,
+            self.model_id, self.retries, temperature=0.0, seed=0, cache_failures=False)
+        self.calls += answer.calls
+        if not answer.ok:
+            self.failures += 1
+            raise LLMCriticError(f"invalid critic output after {self.retries + 1} attempts: {answer.error}")
+        return answer.value
 
     def prospective(self, compiled: CompiledTask, world: HouseholdWorld, action: str, index: int) -> CriticVerdict:
         cond = compiled.task.conditions[index]

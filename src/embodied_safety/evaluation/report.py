@@ -58,8 +58,8 @@ def funnel_table(funnel: Mapping[str, float]) -> str:
 
 def dynamics_table(curves: Mapping[str, Sequence[Mapping[str, float]]], sr_floor: float | None = None) -> str:
     """Table 15: dev SR / SSR / SRec at every evaluated step of each variant's last phase; the
-    selected checkpoint (``train.selection``: max SSR with SR >= ``sr_floor``, step > 0) marked."""
-    from ..train.selection import select
+    selected checkpoint (``evaluation.selection``: max SSR with SR >= ``sr_floor``, step > 0) marked."""
+    from .selection import select
 
     lines = ["| variant | step | dev SR | dev SSR | dev SRec | selected |", "|---|---|---|---|---|---|"]
     for variant, curve in curves.items():

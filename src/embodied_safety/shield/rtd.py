@@ -25,7 +25,6 @@ them, the AUROC of −m against the labels over the whole pose set.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -36,11 +35,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..io import write_json
+from ..llm.ask import ask_cached, cache_key
+from ..llm.parsing import json_object
 from .calibrate import PlattCalibration, fit_platt
 from .cost_metrics import auroc, tail_auroc
 from .pixel_scorer import FEATURE_LIBRARY, FrameSpec, PixelScorer, as_batch, feature_hazards, frame_spec
 from .rubrics import NAME_RE, Rubric, RubricSet
-from .vlm_scorer import ChatClient, ask_cached, frame_digest, prompt_text, text_with_images
+from .vlm_scorer import ChatClient, chat_each, frame_digest, prompt_text, text_with_images
 
 META_PROMPT = "rtd_meta_v1"
 
@@ -189,11 +190,7 @@ def meta_prompt(rubric_set: RubricSet) -> str:
 
 def parse_proposal(text: str) -> dict[str, Any]:
     """A proposed criterion from the proposer's reply (the first JSON object), validated; raises ValueError."""
-    from ..actors.parsing import first_json_object
-
-    obj = first_json_object(text)
-    if obj is None:
-        raise ValueError(f"no JSON object in {text[:120]!r}")
+    obj = json_object(text)
     name = obj.get("name")
     if not isinstance(name, str):
         raise ValueError("field 'name' missing or not a string")
@@ -233,11 +230,10 @@ class LLMProposer:
 
     def propose(self, unsafe_frame: np.ndarray, safe_frame: np.ndarray, rubric_set: RubricSet) -> Proposal | None:
         text = meta_prompt(rubric_set)
-        h = hashlib.sha256()
-        for part in (self.client.name.encode(), text.encode(), frame_digest(unsafe_frame), frame_digest(safe_frame)):
-            h.update(len(part).to_bytes(8, "little") + part)
-        answer = ask_cached(self.client, text_with_images(text, [unsafe_frame, safe_frame]), h.hexdigest(),
-                            parse_proposal, self.cache_dir, self.retries, self.temperature, self.retry_temperature)
+        key = cache_key(self.client.name, text, frame_digest(unsafe_frame), frame_digest(safe_frame))
+        [answer] = ask_cached(chat_each(self.client), [text_with_images(text, [unsafe_frame, safe_frame])], [key],
+                              parse_proposal, self.cache_dir, self.client.name, self.retries, self.temperature,
+                              self.retry_temperature)
         self.calls += answer.calls
         if not answer.ok:
             self.errors.append(answer.error or "invalid")

@@ -9,19 +9,20 @@ chat endpoint, one request per frame with the frame attached as a PNG data URL `
 * Parsing follows the format each prompt demands: E.4.1's ``{"scores": [...], "reasoning": ...}`` (the first
   JSON object in the reply, ``scores`` a list of K numbers in rubric order) or E.4.2/E.4.3's ``NAME: <float>``
   lines (every rubric exactly once; ``COST``/``REASON`` are ignored, ρ is computed here). Every score must be
-  a number in [0, 1]. An invalid reply is re-asked up to ``retries`` times (the first ask at ``temperature``,
-  re-asks at ``retry_temperature`` with seed ``seed + attempt``, since a greedy re-ask repeats itself); then
-  the frame is recorded as failed — a NaN row and its error — never guessed, never raised.
+  a number in [0, 1]. Each frame is one shared structured ask (:func:`embodied_safety.llm.ask.ask_cached`): an
+  invalid reply is re-asked up to ``retries`` times (the first ask at ``temperature``, re-asks at
+  ``retry_temperature`` with seed ``seed + attempt``, since a greedy re-ask repeats itself); then the frame is
+  recorded as failed — a NaN row and its error — never guessed, never raised.
 * Cache: every answer, failures included, is stored on disk under a content hash of (model, system prompt,
   user text, frame bytes), so a re-run makes no new calls (``retry_failed=True`` re-asks cached failures).
-* An endpoint that fails for good (:class:`~embodied_safety.actors.openai_backend.EndpointError`, after the
-  client's own retries) is not one bad frame: it propagates, and the caller marks the shard failed.
+* Client: :class:`~embodied_safety.llm.chat.OpenAIChat` (or anything with ``name`` and ``chat``). An endpoint
+  that fails for good (:class:`~embodied_safety.llm.chat.EndpointError`, after the client's own retries) is
+  not one bad frame: it propagates, and the caller marks the shard failed.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import re
 from collections.abc import Callable, Sequence
@@ -34,9 +35,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..actors.openai_backend import OpenAIActor
-from ..actors.parsing import first_json_object
-from ..io import read_json, write_json
+from ..llm.ask import Answer, ask_cached, cache_key
+from ..llm.parsing import json_object
 from .pixel_scorer import as_batch
 from .rubrics import Rubric, RubricSet
 
@@ -125,10 +125,7 @@ def parse_scores(text: str, rubric_set: RubricSet) -> list[float]:
     """The K scores of a reply, in rubric order; raises ValueError naming what is wrong."""
     names = rubric_set.names
     if rubric_set.response_format == "json":
-        obj = first_json_object(text)
-        if obj is None:
-            raise ValueError(f"no JSON object in {text[:120]!r}")
-        values = obj.get("scores")
+        values = json_object(text).get("scores")
         if not isinstance(values, list) or len(values) != len(names):
             raise ValueError(f"'scores' must be a list of {len(names)} numbers; got {values!r}"[:200])
         pairs = list(zip(names, values, strict=True))
@@ -176,74 +173,10 @@ class ChatClient(Protocol):
     def chat(self, messages: list[dict[str, Any]], temperature: float = 0.0, seed: int = 0) -> str: ...
 
 
-class VisionChat(OpenAIActor):
-    """:class:`OpenAIActor` with full chat messages (system turn, image parts): same client, same retry policy
-    (its ``_complete`` retries timeouts, connection errors, 429 and 5xx, then raises ``EndpointError``)."""
-
-    def __init__(self, base_url: str, model: str, max_tokens: int = 256, **kwargs: Any) -> None:
-        import threading
-
-        super().__init__(base_url, model, max_tokens=max_tokens, **kwargs)
-        self._lock = threading.Lock()
-        self.requests = 0  # answered requests (retries of failed transport attempts not counted)
-        self.prompt_tokens = 0  # as the server reports them: image tokens included
-        self.completion_tokens = 0
-
-    def _request(self, prompt: str | list[dict[str, Any]], temperature: float, seed: int,  # type: ignore[override]
-                 extra: dict[str, Any] | None = None) -> str:
-        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
-        response = self._client.chat.completions.create(
-            model=self.name, messages=messages, max_tokens=self.max_tokens, temperature=temperature, seed=seed,
-            extra_body=extra)
-        with self._lock:
-            self.requests += 1
-            if response.usage is not None:
-                self.prompt_tokens += response.usage.prompt_tokens or 0
-                self.completion_tokens += response.usage.completion_tokens or 0
-        if not response.choices:
-            return ""
-        return (response.choices[0].message.content or "").strip()
-
-    def chat(self, messages: list[dict[str, Any]], temperature: float = 0.0, seed: int = 0) -> str:
-        return self._complete(messages, temperature, seed)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One cached question: the parsed value or the error, the raw replies, the requests made *now*."""
-
-    ok: bool
-    value: Any
-    error: str | None
-    raw: tuple[str, ...]
-    calls: int
-
-
-def ask_cached(client: ChatClient, messages: list[dict[str, Any]], key: str, parse: Callable[[str], Any],
-               cache_dir: Path | None, retries: int, temperature: float, retry_temperature: float,
-               seed: int = 0, retry_failed: bool = False) -> Answer:
-    """Ask, validate with ``parse`` (raises ValueError), re-ask up to ``retries`` times; cache the outcome."""
-    path = Path(cache_dir) / f"{key}.json" if cache_dir is not None else None
-    if path is not None and path.is_file():
-        rec = read_json(path)
-        if rec["ok"] or not retry_failed:
-            return Answer(rec["ok"], rec["value"], rec["error"], tuple(rec["raw"]), 0)
-    raw: list[str] = []
-    error = "no attempt"
-    value: Any = None
-    for attempt in range(retries + 1):
-        text = client.chat(messages, temperature if attempt == 0 else retry_temperature, seed + attempt)
-        raw.append(text)
-        try:
-            value = parse(text)
-            error = None
-            break
-        except ValueError as exc:
-            error = str(exc)
-    answer = Answer(error is None, value, error, tuple(raw), len(raw))
-    if path is not None:
-        write_json(path, {"ok": answer.ok, "value": value, "error": error, "raw": raw, "model": client.name})
-    return answer
+def chat_each(client: ChatClient) -> Callable[[list[list[dict[str, Any]]], float, int], list[str]]:
+    """The ``complete`` of :func:`~embodied_safety.llm.ask.ask_batch` over a chat client: one request per item,
+    every item at the attempt's temperature and seed."""
+    return lambda batch, temperature, seed: [client.chat(m, temperature, seed) for m in batch]
 
 
 @dataclass
@@ -283,16 +216,14 @@ class VLMScorer:
                 {"role": "user", "content": [image_part(frame), {"type": "text", "text": self.user_text}]}]
 
     def cache_key(self, frame: np.ndarray) -> str:
-        h = hashlib.sha256()
-        for part in (self.client.name.encode(), render_prompt(self.rubric_set).encode(), self.user_text.encode(),
-                     frame_digest(frame)):
-            h.update(len(part).to_bytes(8, "little") + part)
-        return h.hexdigest()
+        return cache_key(self.client.name, render_prompt(self.rubric_set), self.user_text, frame_digest(frame))
 
     def _ask(self, frame: np.ndarray, key: str) -> Answer:
-        return ask_cached(self.client, self.messages(frame), key, lambda t: parse_scores(t, self.rubric_set),
-                          self.cache_dir, self.retries, self.temperature, self.retry_temperature, self.seed,
-                          self.retry_failed)
+        [answer] = ask_cached(chat_each(self.client), [self.messages(frame)], [key],
+                              lambda t: parse_scores(t, self.rubric_set), self.cache_dir, self.client.name,
+                              self.retries, self.temperature, self.retry_temperature, self.seed,
+                              retry_failed=self.retry_failed)
+        return answer
 
     def score_detailed(self, frames: np.ndarray) -> VLMScores:
         frames = as_batch(frames)

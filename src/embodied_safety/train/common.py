@@ -5,7 +5,7 @@ checkpoint selection (paper F.5) and saving a usable actor dir.
   0.05 by default in params). A LoRA adapter is merged before saving, so every saved actor is a
   plain model dir that the rollout and evaluation stages load unchanged.
 * Checkpoint selection: the critic-free actor is evaluated on the dev split every ``every``
-  optimizer steps and at the end; the best state by the rule of ``selection`` (max SSR subject to
+  optimizer steps and at the end; the best state by the rule of ``evaluation.selection`` (max SSR subject to
   SR >= ``sr_floor``, else max SR, flagged) is kept in memory and is what gets saved. Step 0 (the
   starting checkpoint) is on the curve but is not a candidate.
 * Placement: CPU by default; ``use_cpu: false`` in the TRL params lets accelerate pick the GPU
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..actors.hf import PROFILE_FILE, HFActor, read_profile
-from .selection import qualifies, rank
+from ..evaluation.selection import qualifies, rank
 
 Log = Callable[[dict[str, float], int], None]
 Evaluate = Callable[[HFActor], dict[str, float]]  # critic-free actor -> {"sr", "ssr", "srec", ...}
