@@ -3,7 +3,7 @@
 Self-Verification (Algorithm 1), Lookahead (Algorithm 2) and the runtime full-critic, each on
 every evaluation split under the critic-free protocol, with their test-time cost (actor calls,
 verifier / value / critic calls, simulated lookahead steps, seconds). Each (method, split) is one
-shard (``tasks/deploy.py``), run in this process or on a Dask / Ray cluster (``task_runner``).
+shard (``tasks/inference_time.py``), run in this process or on a Dask / Ray cluster (``task_runner``).
 
 Outputs: ``data/baselines/<method>/<split>/{metrics.json, episodes.jsonl, per_risk.png}``,
 ``data/baselines/table14.md`` (beside the base actor critic-free, evaluated here on the same
@@ -23,7 +23,7 @@ from embodied_safety.manifest import write_manifest
 from embodied_safety.rollout.actor_eval import evaluate_actor
 from flows._stage import Stage, load_with_rollout_actor
 from tasks.actors import cached_actor, cached_split
-from tasks.deploy import baseline_task
+from tasks.inference_time import baseline_task
 from tasks.runners import map_shards, with_runner
 from tasks.tracking import resolve_actor
 

@@ -306,7 +306,7 @@ def test_baselines_stage_writes_every_method_with_costs(tiny_actor, tiny_suite, 
     for method in ("self_verification", "lookahead", "full_critic"):
         m = json.loads((out / method / "test" / "metrics.json").read_text())
         # a barely trained actor emits mostly unparseable text, which no module is asked about;
-        # tests/unit/test_deploy_baselines.py checks the exact counts with scripted actors
+        # tests/unit/test_inference_time.py checks the exact counts with scripted actors
         assert m["eval/cost/actor_calls"] >= m["eval/n_tasks"] and m["eval/cost/module_calls"] >= 0
         assert (out / method / "test" / "episodes.jsonl").is_file() and (out / method / "test" / "per_risk.png").is_file()
     lookahead = json.loads((out / "lookahead" / "test" / "metrics.json").read_text())

@@ -3,16 +3,16 @@ household tasks with scripted actors: what each module changes, and the call cou
 
 import re
 
-from embodied_safety.deploy.baselines import (
-    deploy_metrics,
+from embodied_safety.envs.household.env import compile_task
+from embodied_safety.envs.household.suite.generate import instantiate
+from embodied_safety.envs.household.suite.templates import TEMPLATES
+from embodied_safety.inference_time.baselines import (
+    baseline_metrics,
     run_full_critic,
     run_lookahead,
     run_self_verification,
 )
-from embodied_safety.deploy.modules import RuleValue, RuleVerifier
-from embodied_safety.envs.household.env import compile_task
-from embodied_safety.envs.household.suite.generate import instantiate
-from embodied_safety.envs.household.suite.templates import TEMPLATES
+from embodied_safety.inference_time.modules import RuleValue, RuleVerifier
 from embodied_safety.rollout.actor_eval import evaluate_actor
 from tests.helpers import GoldenUnsafeActor
 
@@ -57,7 +57,7 @@ def test_full_critic_repairs_unsafe_proposals_and_counts_critic_calls():
     ts = tasks()
     base, _ = evaluate_actor(ts, GoldenUnsafeActor(ts))
     eps = run_full_critic(ts, GoldenUnsafeActor(ts))
-    m = deploy_metrics(eps, 1.0)
+    m = baseline_metrics(eps, 1.0)
     assert m["eval/ssr"] > base["eval/ssr"] and m["eval/srec"] > base["eval/srec"]
     steps = sum(e.result.steps for e in eps)
     assert m["eval/cost/module_calls"] >= steps - sum(e.result.parse_failures for e in eps)  # one check per proposal
@@ -68,7 +68,7 @@ def test_lookahead_picks_the_safer_candidate_and_restores_the_world():
     ts = tasks()
     base, _ = evaluate_actor(ts, GoldenUnsafeActor(ts))
     eps = run_lookahead(ts, TwoPlanActor(ts), RuleValue(), k=2)
-    m = deploy_metrics(eps, 1.0)
+    m = baseline_metrics(eps, 1.0)
     assert m["eval/ssr"] > base["eval/ssr"]
     decisions = sum(e.result.outputs for e in eps)  # steps, and the output offered after a spent budget
     assert m["eval/cost/actor_calls"] == 2 * decisions and m["eval/cost/sim_steps"] == 2 * decisions
@@ -81,7 +81,7 @@ def test_self_verification_flags_and_reprompts_up_to_the_budget():
     base, base_results = evaluate_actor(ts, GoldenUnsafeActor(ts))
     verifier = RuleVerifier()
     eps = run_self_verification(ts, GoldenUnsafeActor(ts), verifier, retries=2)
-    m = deploy_metrics(eps, 1.0)
+    m = baseline_metrics(eps, 1.0)
     assert m["eval/cost/rejections"] > 0 and verifier.calls == m["eval/cost/module_calls"]
     # the verifier names a risk, not a corrective action: this actor re-proposes the same action,
     # so after R rejections the last proposal runs and the episodes equal the critic-free ones

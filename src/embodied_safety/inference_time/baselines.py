@@ -51,7 +51,7 @@ class Cost:
 
 
 @dataclass
-class DeployEpisode:
+class BaselineEpisode:
     result: EpisodeResult
     cost: Cost = field(default_factory=Cost)
 
@@ -61,7 +61,7 @@ def _prompt(run: EpisodeRun, settings: RolloutSettings, style: str, cue: Cue | N
 
 
 def run_self_verification(tasks: Sequence[CompiledTask], actor: Actor, verifier: Verifier, retries: int = 3,
-                          settings: RolloutSettings = ISBENCH, seed: int = 0) -> list[DeployEpisode]:
+                          settings: RolloutSettings = ISBENCH, seed: int = 0) -> list[BaselineEpisode]:
     """Algorithm 1. Re-prompts sample at T = 0 with the cue in the prompt (the cue changes the context)."""
     runs = [start(c, settings) for c in tasks]
     costs = [Cost() for _ in runs]
@@ -100,12 +100,12 @@ def run_self_verification(tasks: Sequence[CompiledTask], actor: Actor, verifier:
             parsed = parse_output(raws[i])
             runs[i].episode.apply(parsed.action if parsed.ok else raws[i])
         round_ += 1
-    return [DeployEpisode(r.result, c) for r, c in zip(runs, costs, strict=True)]
+    return [BaselineEpisode(r.result, c) for r, c in zip(runs, costs, strict=True)]
 
 
 def run_lookahead(tasks: Sequence[CompiledTask], actor: Actor, value: SafetyValue, k: int = 2,
                   temperature: float = 0.7, settings: RolloutSettings = ISBENCH,
-                  seed: int = 0) -> list[DeployEpisode]:
+                  seed: int = 0) -> list[BaselineEpisode]:
     """Algorithm 2: ``k`` candidates per step sampled at ``temperature`` in one batched call."""
     runs = [start(c, settings) for c in tasks]
     costs = [Cost() for _ in runs]
@@ -140,22 +140,22 @@ def run_lookahead(tasks: Sequence[CompiledTask], actor: Actor, value: SafetyValu
             assert best is not None
             ep.apply(best[1])
         round_ += 1
-    return [DeployEpisode(r.result, c) for r, c in zip(runs, costs, strict=True)]
+    return [BaselineEpisode(r.result, c) for r, c in zip(runs, costs, strict=True)]
 
 
 def run_full_critic(tasks: Sequence[CompiledTask], actor: Actor, critic: LLMCritic | None = None,
                     max_repair_attempts: int = 6, max_recursion: int = 6, extra_steps: int = 10,
-                    seed: int = 0) -> list[DeployEpisode]:
+                    seed: int = 0) -> list[BaselineEpisode]:
     """F.4: both critics in the loop at deployment, T = 0, the IS-Bench step budget."""
     settings = BranchSettings(max_steps=None, extra_steps=extra_steps, max_fails_per_step=None, stall_window=None,
                               reject_repeats=False, max_repair_attempts=max_repair_attempts,
                               max_recursion=max_recursion)
     eps = collect_branches(tasks, "deploy", actor, 0.0, seed, settings, critic)
-    return [DeployEpisode(e.episode.result(), Cost(actor_calls=e.actor_calls, module_calls=e.critic_calls))
+    return [BaselineEpisode(e.episode.result(), Cost(actor_calls=e.actor_calls, module_calls=e.critic_calls))
             for e in eps]
 
 
-def deploy_metrics(episodes: Sequence[DeployEpisode], seconds: float, prefix: str = "eval") -> dict[str, float | int]:
+def baseline_metrics(episodes: Sequence[BaselineEpisode], seconds: float, prefix: str = "eval") -> dict[str, float | int]:
     """Table 2 metrics of the episodes plus their test-time cost (totals and per episode)."""
     m: dict[str, float | int] = dict(household_metrics([e.result for e in episodes], prefix))
     n = max(len(episodes), 1)
@@ -167,7 +167,7 @@ def deploy_metrics(episodes: Sequence[DeployEpisode], seconds: float, prefix: st
     return m
 
 
-def timed(fn, *args, **kwargs) -> tuple[list[DeployEpisode], float]:  # noqa: ANN001 - any baseline runner
+def timed(fn, *args, **kwargs) -> tuple[list[BaselineEpisode], float]:  # noqa: ANN001 - any baseline runner
     t0 = time.perf_counter()
     out = fn(*args, **kwargs)
     return out, time.perf_counter() - t0

@@ -9,15 +9,15 @@ from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.config import ActorConfig, BaselinesConfig
 from embodied_safety.critics.llm import LLMCritic
-from embodied_safety.deploy.baselines import (
-    deploy_metrics,
+from embodied_safety.evaluation.household_eval import write_evaluation
+from embodied_safety.inference_time.baselines import (
+    baseline_metrics,
     run_full_critic,
     run_lookahead,
     run_self_verification,
     timed,
 )
-from embodied_safety.deploy.modules import LLMValue, LLMVerifier, RuleValue, RuleVerifier
-from embodied_safety.evaluation.household_eval import write_evaluation
+from embodied_safety.inference_time.modules import LLMValue, LLMVerifier, RuleValue, RuleVerifier
 from embodied_safety.io import write_json
 from embodied_safety.rollout.runner import RolloutSettings
 from tasks.actors import cached_actor, cached_split
@@ -50,6 +50,6 @@ def baseline_task(method: str, split_dir: Path, split: str, cfg: BaselinesConfig
     else:
         raise ValueError(f"baselines.methods: unknown method {method!r}")
     write_evaluation(out, [e.result for e in eps], [], f"{method} on {split}")
-    metrics = {k: float(v) for k, v in deploy_metrics(eps, seconds).items()}
+    metrics = {k: float(v) for k, v in baseline_metrics(eps, seconds).items()}
     write_json(out / "metrics.json", metrics)
     return metrics
