@@ -124,6 +124,9 @@ class Stage:
             object.__setattr__(self, "module", spec.name if defined_in == "__main__" and spec else defined_in)
         if self.doc is None:
             object.__setattr__(self, "doc", getattr(sys.modules.get(defined_in), "__doc__", None))
+        for plot in self.plots:  # a figure's data file beside its PNG must not overwrite the metrics file
+            if plot.data and str(Path(plot.path).with_suffix(".json")) == self.metrics:
+                raise ValueError(f"stage {self.name}: the data file of plot {plot.path} is the metrics file {self.metrics}")
 
     # ------------------------------------------------------------------ declaration -> DVC
     @property

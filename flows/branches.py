@@ -13,7 +13,7 @@ Dask / Ray cluster (``task_runner``, ``tasks/runners.py``). Each intermediate is
   TRL preference pairs (relabelled and the +FB ablation), the SFT file (chosen side), the replay
   steps of corrected episodes that ended safe and successful (paper D.5, deduplicated) and those
   episodes one per line (the safe side of the Trajectory DPO baselines)
-* ``data/branches/funnel.json`` (+ ``funnel.png``): counts per stage, risk type and trigger, the
+* ``data/branches/funnel.json`` (+ ``funnel_chart.png`` and its data ``funnel_chart.json``): counts per stage, risk type and trigger, the
   judge keep rate, the repair acceptance rate, and the efficiency ratio against natural sampling
 """
 
@@ -99,7 +99,7 @@ def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, roll
     write_json(out / "funnel.json", stats)
     per_risk = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("data/pairs_final/risk/")}
     plot_funnel({"extracted": stats["data/pairs_extracted"], "judge-kept": stats["data/pairs_judged"],
-                 "final": stats["data/pairs_final"]}, per_risk, out / "funnel.png",
+                 "final": stats["data/pairs_final"]}, per_risk, out / "funnel_chart.png",
                 f"SafeBranch funnel ({episodes} episodes, rule critics + judge)")
     print(f"funnel: {stats['data/pairs_extracted']} -> {stats['data/pairs_judged']} -> {stats['data/pairs_final']} pairs; "
           f"judge keep rate {stats['data/judge_keep_rate']:.3f}, repair acceptance {stats['data/repair_acceptance']:.3f}, "
@@ -111,7 +111,7 @@ STAGE = Stage("branches", branches, config=BranchesConfig, params=("branches", "
               load=load_with_rollout_actor, wrap=with_runner,
               inputs={"splits": str(SPLITS), "rollouts": str(ROLLOUTS), "actor": "models/bootstrap_actor"},
               outs=(f"{OUT}/raw", f"{OUT}/judged", f"{OUT}/final"), metrics=f"{OUT}/funnel.json",
-              plots=(Plot(f"{OUT}/funnel.png", "bars", y_label="pairs"),))
+              plots=(Plot(f"{OUT}/funnel_chart.png", "bars", y_label="pairs"),))
 main = STAGE.main
 
 if __name__ == "__main__":

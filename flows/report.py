@@ -120,7 +120,9 @@ def _render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines:
         md("table12_funnel.md", "Table 12: branch-pair funnel (extracted -> judge-kept -> final)",
            funnel_table(f) + f"\nJudge keep rate {f.get('data/judge_keep_rate', 0):.3f}; repair acceptance "
            f"{f.get('data/repair_acceptance', 0):.3f}.\n", funnel_path)
-        shutil.copy2(funnel_path.with_suffix(".png"), tmp / "fig3b_funnel.png") if funnel_path.with_suffix(".png").exists() else None
+        chart = funnel_path.with_name("funnel_chart.png")
+        if chart.exists():
+            shutil.copy2(chart, tmp / "fig3b_funnel.png")
         written.append(plot_grouped_bars(
             {"pairs per episode": {"natural sampling": f["efficiency/natural_pairs_per_episode"],
                                    "SafeBranch branches": f["efficiency/branch_pairs_per_episode"]}},

@@ -156,7 +156,7 @@ def test_branches_stage_writes_every_intermediate(tiny_actor, tiny_suite, tmp_pa
     stats = branches(cfg, tiny_suite, tmp_path / "rollouts", tmp_path / "branches")
     out = tmp_path / "branches"
     for f in ("raw/raw.jsonl", "judged/judged.jsonl", "final/pairs.jsonl", "final/pairs_fb.jsonl", "final/sft.jsonl",
-              "funnel.json", "funnel.png", "raw/manifest.json"):
+              "funnel.json", "funnel_chart.png", "funnel_chart.json", "raw/manifest.json"):
         assert (out / f).exists(), f
     raw_lines = (out / "raw" / "raw.jsonl").read_text().splitlines()
     assert stats["data/repairs_attempted"] == len(raw_lines)

@@ -82,3 +82,15 @@ def test_params_and_plots_as_declared(declared):
     assert "params" not in spec["stages"]["report"]
     assert "models/bootstrap_actor/training_curve.png" in spec["plots"]
     assert yaml.safe_load(DVC_YAML.read_text()) == spec
+
+
+def test_no_plot_data_file_is_a_stage_metrics_file(declared):
+    """A figure's data file ``<stem>.json`` once overwrote the branches stage's metrics (``funnel.json``); the
+    declaration refuses that, and no declared stage does it."""
+    from flows._stage import Plot, Stage
+
+    metrics = {s.metrics for s in declared if s.metrics}
+    data = {str(Path(p.path).with_suffix(".json")) for s in declared for p in s.plots if p.data}
+    assert not metrics & data
+    with pytest.raises(ValueError, match="metrics file"):
+        Stage("x", declared[0].flow, metrics="out/funnel.json", plots=(Plot("out/funnel.png", "bars"),))
