@@ -162,6 +162,7 @@ def test_branches_stage_writes_every_intermediate(tiny_actor, tiny_suite, tmp_pa
     assert stats["data/repairs_attempted"] == len(raw_lines)
     assert stats["data/pairs_final"] == len((out / "final" / "pairs.jsonl").read_text().splitlines())
     assert "efficiency/ratio" in stats
+    assert json.loads((out / "funnel.json").read_text()) == stats  # the metrics file, not a figure's data
 
 
 def test_safebranch_stage_trains_every_variant_tracks_registers_and_promotes(tiny_actor, tiny_suite, tmp_path,
