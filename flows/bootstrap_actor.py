@@ -17,6 +17,7 @@ from embodied_safety.actors.bootstrap_data import DataSettings, bootstrap_exampl
 from embodied_safety.actors.hf import HFActor
 from embodied_safety.config import BootstrapActorConfig, ModelShape
 from embodied_safety.envs.household.env import load_task_dir
+from embodied_safety.envs.household.suite.augment import AugmentSettings, augment_tasks
 from embodied_safety.evaluation.plots import plot_curves
 from embodied_safety.io import replace_dir, scratch_dir, without_timings, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
@@ -37,9 +38,13 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
     eval_tasks, _ = load_task_dir(splits / cfg.eval_split)
     data = DataSettings(cfg.drop_prob, cfg.patterns, cfg.seed, "compact", cfg.observation, cfg.renamed_fraction,
                         cfg.recovery)
-    examples = bootstrap_examples(train_tasks, data)
+    augmented, aug_counts = augment_tasks(train_tasks, AugmentSettings(
+        cfg.augment_extra_objects, cfg.augment_extra_max, cfg.augment_rename_targets, cfg.seed))
+    if augmented:
+        print(f"augmentation: {aug_counts}")
+    examples = bootstrap_examples([*train_tasks, *augmented], data)
     kinds = {k: sum(e.kind == k for e in examples) for k in sorted({e.kind for e in examples})}
-    print(f"{len(examples)} examples from {len(train_tasks)} train tasks: {kinds}")
+    print(f"{len(examples)} examples from {len(train_tasks)} train tasks (+{len(augmented)} augmented): {kinds}")
     shape = ModelShape(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(ModelShape)})
     tmp = scratch_dir(out)
     rows: list[dict[str, float]] = []
@@ -48,6 +53,8 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
             examples, tmp / "model", shape, TrainSettings(sft=cfg.sft, seed=cfg.seed),
             log=lambda m, step: rows.append({**m, "step": step})))
         metrics.update({f"data/examples_{k}": v for k, v in kinds.items()})
+        if augmented:
+            metrics.update({f"data/augment_{k}": float(v) for k, v in aug_counts.items()})
         actor = HFActor(tmp / "model")
         ev, _ = evaluate_actor(eval_tasks, actor, temperature=0.0, seed=cfg.seed, prefix="eval")
         metrics.update({k: v for k, v in ev.items() if k.count("/") == 1})

@@ -110,6 +110,10 @@ class BootstrapActorConfig(ModelShape):
     patterns: int = 2  # sampled drop masks per train task
     renamed_fraction: float = 0.0  # share of examples that also get a renamed-objects copy (see bootstrap_data)
     recovery: bool = False  # add failure-recovery examples
+    # train-time task augmentation (envs/household/suite/augment.py); the pools exclude every OOD category
+    augment_extra_objects: int = 0  # copies per train task with 1..augment_extra_max neutral extra objects
+    augment_extra_max: int = 2
+    augment_rename_targets: int = 0  # copies per train task whose target is another same-ability category
     seed: int = 0
     observation: Literal["full", "partial"] = "full"
     sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {

@@ -1,0 +1,110 @@
+"""Measure train-time augmentation of the bootstrap actor on ID and OOD splits (issue 20, item 5).
+
+One run = the ``bootstrap_actor`` stage's data, training and critic-free T = 0 evaluation (no MLflow,
+no registry) with ``params.yaml``'s ``bootstrap_actor`` section plus ``--set`` overrides, evaluated
+on test, ood_objectshift and ood_taskshift. ``--table`` prints the runs collected so far.
+
+    python benchmarks/bootstrap_augment.py --name base --seed 0
+    python benchmarks/bootstrap_augment.py --name extra1 --seed 0 --set augment_extra_objects=1
+    python benchmarks/bootstrap_augment.py --name rename1 --seed 0 --set augment_rename_targets=1
+    python benchmarks/bootstrap_augment.py --table
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+SPLITS = ("test", "ood_objectshift", "ood_taskshift")
+OUT = Path("benchmarks/results/bootstrap_augment")
+
+
+def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, out: Path, params: str,
+        threads: int = 2) -> dict:
+    from embodied_safety.actors.bootstrap import TrainSettings, train_bootstrap_actor
+    from embodied_safety.actors.bootstrap_data import DataSettings, bootstrap_examples
+    from embodied_safety.actors.hf import HFActor
+    from embodied_safety.config import BootstrapActorConfig, ModelShape, load_params
+    from embodied_safety.envs.household.env import load_task_dir
+    from embodied_safety.envs.household.suite.augment import AugmentSettings, augment_tasks
+    from embodied_safety.rollout.actor_eval import evaluate_actor
+
+    cfg = dataclasses.replace(load_params("bootstrap_actor", BootstrapActorConfig, params), seed=seed, **overrides)
+    train_tasks, _ = load_task_dir(splits_root / "train")
+    augmented, counts = augment_tasks(train_tasks, AugmentSettings(
+        cfg.augment_extra_objects, cfg.augment_extra_max, cfg.augment_rename_targets, cfg.seed))
+    data = DataSettings(cfg.drop_prob, cfg.patterns, cfg.seed, "compact", cfg.observation, cfg.renamed_fraction,
+                        cfg.recovery)
+    examples = bootstrap_examples([*train_tasks, *augmented], data)
+    shape = ModelShape(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(ModelShape)})
+    print(f"[{name} seed {seed}] {len(examples)} examples, {len(train_tasks)} + {len(augmented)} tasks, {counts}",
+          flush=True)
+    tmp = Path(tempfile.mkdtemp(prefix="bootstrap_augment_"))
+    try:
+        metrics = train_bootstrap_actor(examples, tmp / "model", shape, TrainSettings(sft=cfg.sft, seed=cfg.seed, threads=threads))
+        actor = HFActor(tmp / "model")
+        for split in SPLITS:
+            tasks, _ = load_task_dir(splits_root / split)
+            t0 = time.time()
+            ev, _ = evaluate_actor(tasks, actor, temperature=0.0, seed=cfg.seed, prefix=split)
+            metrics.update({k: v for k, v in ev.items() if k.count("/") == 1})
+            print(f"[{name} seed {seed}] {split}: SR {ev[f'{split}/sr']:.3f} SSR {ev[f'{split}/ssr']:.3f} "
+                  f"({time.time() - t0:.0f} s)", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    row = {"name": name, "seed": seed, "overrides": overrides, "augment": counts, "metrics": metrics}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}__seed{seed}.json").write_text(json.dumps(row, indent=2, sort_keys=True))
+    return row
+
+
+def table(out: Path) -> str:
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for f in sorted(out.glob("*.json")):
+        row = json.loads(f.read_text())
+        groups[row["name"]].append(row)
+    lines = ["| variant | seeds | params | train min | " + " | ".join(f"{s} SR / SSR" for s in SPLITS) + " |",
+             "|---|---|---|---|" + "---|" * len(SPLITS)]
+    for name, rows in groups.items():
+        m = [r["metrics"] for r in rows]
+
+        def cell(key: str, ms: list[dict] = m) -> str:
+            vals = [x[key] for x in ms if key in x]
+            return f"{statistics.mean(vals):.3f}" if vals else "-"
+        splits = " | ".join(f"{cell(f'{s}/sr')} / {cell(f'{s}/ssr')}" for s in SPLITS)
+        mins = statistics.mean(x["train/seconds"] for x in m) / 60
+        lines.append(f"| {name} | {','.join(str(r['seed']) for r in rows)} | {m[0]['train/params'] / 1e6:.2f} M "
+                     f"| {mins:.1f} | {splits} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--name", default="base")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="a BootstrapActorConfig field (YAML value), repeatable")
+    parser.add_argument("--splits", type=Path, default=Path("data/household/splits"))
+    parser.add_argument("--params", default="params.yaml")
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (1 on a shared machine)")
+    parser.add_argument("--table", action="store_true", help="print the table of the runs in --out")
+    args = parser.parse_args()
+    if args.table:
+        print(table(args.out))
+        return
+    overrides = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.set)}
+    run(args.name, args.seed, overrides, args.splits, args.out, args.params, args.threads)
+
+
+if __name__ == "__main__":
+    main()
