@@ -136,7 +136,6 @@ def _rollout_margins(env: str, margin: str, label_cfg: RubricLabelConfig) -> tup
 
 def warm_critic(env: str, margin: str, critic_cfg: Any, warmup: dict[str, int], label_cfg: RubricLabelConfig) -> Path:
     """The BC warm-up of one critic per (env, margin source), stored by content key."""
-    import numpy as np
     import torch
 
     from embodied_safety.shield.critic import CriticTrainer, SafetyCritic, replay_from_rollouts, warm_start

@@ -55,7 +55,7 @@ def test_candidate_target_is_at_least_the_policy_mean_target(twin: bool) -> None
     assert torch.all(hj_target(margin, best, 0.9) >= hj_target(margin, at_mean, 0.9))
 
 
-def _two_state_chain(target: str, steps: int = 1500) -> tuple[SafetyCritic, torch.Tensor]:
+def _two_state_chain(target: str, steps: int = 400) -> tuple[SafetyCritic, torch.Tensor]:
     """s0 (ℓ = 1) -> s1 (ℓ = 0.5) whatever the action; from s1, a > 0 ends in a crash (ℓ = −1, terminal) and
     a < 0 in a safe stop (ℓ = 1, terminal). The policy's mean is +0.5 everywhere (it steers into the crash)."""
     torch.manual_seed(0)
@@ -67,7 +67,7 @@ def _two_state_chain(target: str, steps: int = 1500) -> tuple[SafetyCritic, torc
     for s, a, m, s2, m2, term in rows:
         buf.add(feature=s[None], next_feature=s2[None], next_policy_feature=s2[None], action=torch.tensor([[a]]),
                 margin=np.array([m]), next_margin=np.array([m2]), terminated=np.array([term]))
-    cfg = CriticConfig(gamma=0.5, lr=3e-3, tau=0.05, hidden=(32, 32), batch_size=32, target=target,  # type: ignore[arg-type]
+    cfg = CriticConfig(gamma=0.5, lr=3e-3, tau=0.1, hidden=(32, 32), batch_size=16, target=target,  # type: ignore[arg-type]
                        candidates=5)
     critic = SafetyCritic(Identity(), 4, [-1.0], [1.0], cfg)
     CriticTrainer(critic).update(buf, lambda f: torch.full((len(f), 1), 0.5), steps=steps)

@@ -66,7 +66,7 @@ def candidate_actions(mean: Tensor, low: Tensor, high: Tensor, k: int) -> Tensor
     replaced by each of ``k`` evenly spaced values in ``[low, high]`` (for one action dimension: the mean plus a
     ``k``-point grid over the range; axis lines keep the set linear in ``A`` for Franka-Reach's 7 joints)."""
     b, a = mean.shape
-    grid = torch.stack([torch.linspace(float(lo), float(hi), k, dtype=mean.dtype) for lo, hi in zip(low, high)])
+    grid = torch.stack([torch.linspace(float(lo), float(hi), k, dtype=mean.dtype) for lo, hi in zip(low, high, strict=True)])
     lines = mean[:, None, None, :].expand(b, a, k, a).clone()  # [B, dim, k, A]
     idx = torch.arange(a)
     lines[:, idx, :, idx] = grid.to(mean.device).unsqueeze(1).expand(a, b, k)

@@ -13,14 +13,13 @@ Two questions, on Dubins-VL, against the simulator:
    (``argmax_{a ∈ C(o)} Q_s(o, a)``, :func:`.critic.candidate_actions`) should agree with the safer turn on at least
    80 % of the states. ``sign(∂Q_s/∂a)`` at the policy mean (Eq. 6's direction) is reported beside it.
 
-``python -m embodied_safety.shield.gate_check`` runs both on the state-based control (:mod:`.state_control`):
-a BC start policy, its rollouts, a critic warmed with each target, ``data/shield/gate_check_state.json``.
-The ``shield_ppo@dubins`` stage runs :func:`gate_check` on its warmed critics (``gate_check.json``).
+``python -m embodied_safety.shield.state_control check`` runs both on the state-based control (a BC start policy,
+its rollouts, a critic warmed with each target; ``data/shield/gate_check_state.json``); the ``shield_ppo`` stage
+runs :func:`gate_check` on its warmed critics before any run (``data/shield/ppo/<env>/gate_check.json``).
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -124,34 +123,3 @@ def gate_check(critic: Any, policy: Any, observations: Tensor, instructions: Seq
             "selective": bool(abs(frac["infeasible_frac_at_0"] - frac["unsafe_frame_rate"]) <= tolerance
                               and frac["infeasible_frac"] - frac["margin_below_delta_rate"] <= tolerance),
             "knows_safer_turn": bool(turn["best_candidate_agreement"] >= AGREEMENT_TARGET)}
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """The check on the state-based control, for both critic targets; prints and writes a JSON."""
-    from pathlib import Path
-
-    from ..io import write_json
-    from . import state_control as sc
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default="data/shield/gate_check_state.json")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    cfg = sc.StateControlConfig(seed=args.seed)
-    policy = sc.bc_policy(cfg)
-    start = sc.start_rollouts(policy, cfg)
-    out: dict[str, Any] = {"start_policy": sc.evaluate(policy, cfg.eval_episodes), "config": cfg.as_dict()}
-    for target in ("policy_mean", "best"):
-        critic = sc.warm_critic(policy, start, cfg, target)  # type: ignore[arg-type]
-        out[target] = gate_check(critic, policy, torch.as_tensor(start.states), [""] * len(start.states),
-                                 start.margin, start.unsafe, cfg.delta, obs="state")
-        print(f"target {target}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
-                                                for k, v in out[target].items()))
-    write_json(Path(args.out), out)
-    return out
-
-
-if __name__ == "__main__":
-    main()

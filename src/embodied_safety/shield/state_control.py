@@ -5,7 +5,8 @@ in seconds, its own stochastic rollouts warm a safety critic (App. D's warm-up, 
 :func:`.ppo.train` runs each method from it with ``obs: state`` on the ground-truth margin ℓ* (the "HJ (GT
 cost)" setting) — so what the gate does to cost and success shows in minutes, without the encoder in the way::
 
-    python -m embodied_safety.shield.state_control --seeds 0 1 2   # table + data/shield/state_control.json
+    python -m embodied_safety.shield.state_control check            # the offline gate check, both critic targets
+    python -m embodied_safety.shield.state_control compare --seeds 0 1 2   # table + data/shield/state_control.json
 
 Runs (:data:`RUNS`): unconstrained PPO, PPO-Lagrangian, the D.1 gate (critic of the current policy) with the
 cost-advantage step, and the selective gate (HJ critic, best candidate action) with the cost-advantage step or
@@ -56,8 +57,8 @@ class StateControlConfig:
     start_envs: int = 64  # the start policy's stochastic rollouts: start_envs × start_steps transitions
     start_steps: int = 150
     start_explore: float = 0.0  # fraction of start-rollout steps whose executed action is uniform over the range
-    warm_regress: int = 200  # shield_ppo.warmup
-    warm_td: int = 400
+    warm_regress: int = 200  # shield_ppo.warmup.regress
+    warm_td: int = 3000  # 400 (shield_ppo.warmup) leaves the best-candidate agreement at chance (gate_check)
     total_steps: int = 24_576  # the demo budget: 16 envs × 64 steps × 24 iterations
     num_envs: int = 16
     lr: float = 3e-4
@@ -240,20 +241,45 @@ def table(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def check(cfg: StateControlConfig) -> dict[str, Any]:
+    """:func:`.gate_check.gate_check` of a critic warmed with each target on the start policy's rollouts."""
+    from .gate_check import gate_check
+
+    torch.set_num_threads(cfg.threads)
+    policy = bc_policy(cfg)
+    start = start_rollouts(policy, cfg)
+    out: dict[str, Any] = {"config": cfg.as_dict(), "start_policy": evaluate(policy, cfg.eval_episodes)}
+    for target in ("policy_mean", "best"):
+        critic = warm_critic(policy, start, cfg, target)  # type: ignore[arg-type]
+        out[target] = gate_check(critic, policy, torch.as_tensor(start.states), [""] * len(start.states),
+                                 start.margin, start.unsafe, cfg.delta, obs="state")
+        print(f"target {target}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                                                for k, v in out[target].items()))
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     from pathlib import Path
 
     from ..io import write_json
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
-    ap.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS))
-    ap.add_argument("--steps", type=int, default=StateControlConfig.total_steps)
-    ap.add_argument("--out", default="data/shield/state_control.json")
+    ap.add_argument("command", choices=["check", "compare"])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="compare: PPO seeds")
+    ap.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS), help="compare: runs")
+    ap.add_argument("--steps", type=int, default=StateControlConfig.total_steps, help="compare: env steps per run")
+    ap.add_argument("--warm-td", type=int, default=StateControlConfig.warm_td, help="TD steps of the warm-up")
+    ap.add_argument("--out", default=None, help="JSON (default data/shield/{gate_check_state,state_control}.json)")
     args = ap.parse_args(argv)
-    out = compare(StateControlConfig(total_steps=args.steps), args.runs, args.seeds)
-    print(table(out))
-    write_json(Path(args.out), out)
+    cfg = StateControlConfig(total_steps=args.steps, warm_td=args.warm_td)
+    if args.command == "check":
+        out = check(cfg)
+        path = args.out or "data/shield/gate_check_state.json"
+    else:
+        out = compare(cfg, args.runs, args.seeds)
+        print(table(out))
+        path = args.out or "data/shield/state_control.json"
+    write_json(Path(path), out)
     return out
 
 
