@@ -54,17 +54,23 @@ OUT = Path("data/shield/ppo")
 MODELS = Path("models/shield/ppo")
 EVAL_BASE = 3000  # evaluation seeds episode_seed(3000, i): disjoint from demos, BC evaluation and rollouts
 MAX_STEPS = {"dubins": 100, "turtlebot": 100, "franka": 400}
-#: run name -> (method, margin source, safety update or None for the stage default)
-RUNS: dict[str, tuple[str, str, str | None]] = {
-    "ppo": ("ppo", "rubric", None),
-    "ppo_lag": ("ppo_lag", "rubric", None),
-    "gated": ("gated", "rubric", None),
-    "gated_gt": ("gated", "gt", None),
-    "gated_binary": ("gated", "binary", None),
-    "penalty": ("penalty", "rubric", None),
-    "gated_dpg": ("gated", "rubric", "dpg"),
-    "gated_mixed": ("gated", "rubric", "mixed"),
+#: run name -> (method, margin source, safety update, gate); None: the stage default (``shield_ppo.safety_update``,
+#: ``shield_ppo.gate``)
+RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
+    "ppo": ("ppo", "rubric", None, None),
+    "ppo_lag": ("ppo_lag", "rubric", None, None),
+    "gated": ("gated", "rubric", None, None),
+    "gated_gt": ("gated", "gt", None, None),
+    "gated_binary": ("gated", "binary", None, None),
+    "penalty": ("penalty", "rubric", None, None),
+    "gated_dpg": ("gated", "rubric", "dpg", None),
+    "gated_mixed": ("gated", "rubric", "mixed", None),
+    "gated_d1": ("gated", "rubric", "advantage", "d1"),
+    "gated_selective": ("gated", "rubric", "advantage", "selective"),
+    "gated_selective_recovery": ("gated", "rubric", "recovery", "selective"),
 }
+#: ``shield_ppo.gate`` -> the critic's bootstrap (``CriticConfig.target``)
+GATE_TARGET = {"d1": "policy_mean", "selective": "best"}
 
 
 def ppo_config(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float | None = None) -> Any:
@@ -73,9 +79,10 @@ def ppo_config(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float
     from embodied_safety.shield.critic import CriticConfig
     from embodied_safety.shield.ppo import PPOConfig
 
-    method, margin, update = RUNS[run]
+    method, margin, update, gate = RUNS[run]
     merged = {**cfg.hyper.get(env, {}), **(cfg.cpu.get(env, {}) if cfg.budget == "cpu" else {})}
     critic = {k[len("critic_"):]: v for k, v in merged.items() if k.startswith("critic_")}
+    critic["target"] = GATE_TARGET[gate or cfg.gate]
     ppo = {k: v for k, v in merged.items() if not k.startswith("critic_")}
     if "hidden" in critic:
         critic["hidden"] = tuple(critic["hidden"])
@@ -93,6 +100,8 @@ def _inputs(env: str) -> list[str]:
 #: (embodied_safety.codekey), not the report code (a change to a table or a plot re-renders, it does not retrain)
 TRAINING_CODE = ("embodied_safety.shield.ppo", "embodied_safety.shield.critic", "embodied_safety.shield.margins",
                  "embodied_safety.shield.vecenv", "tasks.shield")
+#: what a stored gate check depends on beyond its warm critic
+CHECK_CODE = ("embodied_safety.shield.gate_check", "embodied_safety.shield.rollouts")
 
 
 def _code() -> str:
@@ -112,14 +121,25 @@ def margin_for(env: str, kind: str, label_cfg: RubricLabelConfig) -> Any:
     return margin_source("rubric", env, str(CALIBRATION / env), scorer=scorer_for(rset, label_cfg), rubric_set=rset)
 
 
+def _rollout_margins(env: str, margin: str, label_cfg: RubricLabelConfig) -> tuple[Any, Any]:
+    """The BC rollouts and ℓ of every frame from the margin source."""
+    import numpy as np
+
+    from embodied_safety.shield.rollouts import RolloutSet
+
+    src = margin_for(env, margin, label_cfg)
+    rs = RolloutSet.load(ROLLOUTS / env / "rollouts.npz")
+    frames, gt_m, gt_c = np.asarray(rs.frames), np.asarray(rs.margin), np.asarray(rs.cost)
+    return rs, np.concatenate([src(frames[i:i + 2048], gt_m[i:i + 2048], gt_c[i:i + 2048])
+                               for i in range(0, len(frames), 2048)])
+
+
 def warm_critic(env: str, margin: str, critic_cfg: Any, warmup: dict[str, int], label_cfg: RubricLabelConfig) -> Path:
     """The BC warm-up of one critic per (env, margin source), stored by content key."""
-    import numpy as np
     import torch
 
     from embodied_safety.shield.critic import CriticTrainer, SafetyCritic, replay_from_rollouts, warm_start
     from embodied_safety.shield.policy import load_policy
-    from embodied_safety.shield.rollouts import RolloutSet
 
     key = content_key({"env": env, "margin": margin, "scorer": scorer_key(env, label_cfg),
                        "critic": dataclasses.asdict(critic_cfg), "warmup": warmup,
@@ -129,11 +149,7 @@ def warm_critic(env: str, margin: str, critic_cfg: Any, warmup: dict[str, int], 
         return path
     torch.manual_seed(0)
     policy = load_policy(BC / env)
-    src = margin_for(env, margin, label_cfg)
-    rs = RolloutSet.load(ROLLOUTS / env / "rollouts.npz")
-    frames, gt_m, gt_c = np.asarray(rs.frames), np.asarray(rs.margin), np.asarray(rs.cost)
-    ell = np.concatenate([src(frames[i:i + 2048], gt_m[i:i + 2048], gt_c[i:i + 2048])
-                          for i in range(0, len(frames), 2048)])
+    rs, ell = _rollout_margins(env, margin, label_cfg)
     buf = replay_from_rollouts(rs, ell, MAX_STEPS.get(env, 100))
     critic = SafetyCritic.from_policy(policy, critic_cfg)
     trainer = CriticTrainer(critic)
@@ -147,6 +163,33 @@ def warm_critic(env: str, margin: str, critic_cfg: Any, warmup: dict[str, int], 
     critic.save(path, extra={"warmup": rows[-1:], "transitions": buf.size, "seconds": time.perf_counter() - t0})
     print(f"{env}/{margin}: critic warm-up on {buf.size} BC transitions, {time.perf_counter() - t0:.0f} s")
     return path
+
+
+@task(name="gate-check", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
+def check_gate(env: str, margin: str, warm: Path, delta: float, label_cfg: RubricLabelConfig) -> dict[str, Any]:
+    """The offline acceptance check of a warm critic before any PPO step (:func:`~embodied_safety.shield.gate_check.
+    gate_check`; the probe states are Dubins-VL's, so the other envs get the infeasible fractions only); stored
+    by content key (the warm critic, δ and the check's code)."""
+    import numpy as np
+    import torch
+
+    from embodied_safety.shield.critic import load_critic
+    from embodied_safety.shield.gate_check import gate_check, infeasible_fractions
+    from embodied_safety.shield.policy import load_policy
+
+    path = STORE / "gate_check" / f"{content_key({'warm': warm.name, 'delta': delta, 'code': cached_code_key(*CHECK_CODE)})}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    policy = load_policy(BC / env)
+    critic = load_critic(warm, policy.config)
+    rs, ell = _rollout_margins(env, margin, label_cfg)
+    args = (critic, policy, torch.as_tensor(np.asarray(rs.frames)), rs.frame_instructions(), ell,
+            np.asarray(rs.cost), delta)
+    res = gate_check(*args, obs="image") if env == "dubins" else infeasible_fractions(*args)
+    write_json(path, {"margin": margin, "target": critic.config.target, **res})
+    print(f"{env}/{margin}/{critic.config.target} gate check: " + ", ".join(
+        f"{k} {v:.3f}" for k, v in res.items() if isinstance(v, float)))
+    return json.loads(path.read_text())
 
 
 def _eval_conditions(env: str, policy: Any, episodes: int, conditions: list[str]) -> dict[str, dict[str, float]]:
@@ -297,39 +340,13 @@ def _safe_set(env: str, rows: list[dict[str, Any]], out: Path) -> Path | None:
 def grad_agreement(critic: Any, policy: Any, n: int = 2048, seed: int = 5) -> dict[str, float]:
     """How often ``sign(∂Q_s/∂a)`` at the policy mean agrees with the better of the two full turns, judged by the
     simulator (min ground-truth margin over 1 s: 0.3 s of turn, then straight), on Dubins-VL states placed
-    0.31-0.65 from an obstacle's edge with random headings. 0.5 is chance; Eq. 6's safety step follows this sign."""
-    import numpy as np
-    import torch
+    0.31-0.65 from an obstacle's edge with random headings (:func:`~embodied_safety.shield.gate_check.
+    turn_agreement`). 0.5 is chance; Eq. 6's safety step follows this sign."""
+    from embodied_safety.shield.gate_check import turn_agreement
 
-    from embodied_safety.envs.control.dubins import U_MAX, DubinsVLVec, euler, margin
-
-    vec = DubinsVLVec(n, render=True, seed=seed)
-    obs, info = vec.reset()
-    st = info["state"].copy()
-    rng = np.random.default_rng(seed)
-    ang, rad = rng.uniform(0, 2 * np.pi, n), rng.uniform(0.56, 0.9, n)
-    st[:, 0], st[:, 1] = st[:, 5] + rad * np.cos(ang), st[:, 6] + rad * np.sin(ang)
-    st[:, 2] = rng.uniform(-np.pi, np.pi, n)
-    vec._b.state[:] = st
-    frames = torch.as_tensor(vec._b.frames())
-
-    def worst(u: float) -> np.ndarray:
-        x, y, th = st[:, 0].copy(), st[:, 1].copy(), st[:, 2].copy()
-        m = np.full(n, np.inf)
-        for k in range(10):
-            x, y, th = euler(x, y, th, np.full(n, u if k < 3 else 0.0), 10)
-            m = np.minimum(m, margin(np.stack([x, y], 1), st[:, 5:7].reshape(-1, 1, 2)))
-        return m
-
-    gap = worst(U_MAX) - worst(-U_MAX)
-    instr = [str(obs["instruction"][0])] * n
-    with torch.no_grad():
-        feats, mean = critic.embed(frames, instr), policy(frames, instr)[0]
-    a = mean.clone().requires_grad_(True)
-    critic.q_features(feats, a).sum().backward()
-    g = a.grad.squeeze(-1).numpy()
-    clear = np.abs(gap) > 0.05
-    return {"agreement": float(np.mean(np.sign(g[clear]) == np.sign(gap[clear]))), "states": float(clear.sum())}
+    res = turn_agreement(critic, policy, "image", n=n, seed=seed)
+    return {"agreement": res["gradient_agreement"], "best_candidate_agreement": res["best_candidate_agreement"],
+            "states": res["states"]}
 
 
 @flow(name="shield_ppo", log_prints=True)
@@ -340,16 +357,24 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
 
     runs = list(cfg.runs.get(env, ["ppo", "ppo_lag", "gated"]))
     seeds = list(cfg.seeds.get(env, [0]))
-    warm: dict[str, Path] = {}
-    for margin in sorted({RUNS[r][1] for r in runs if RUNS[r][0] in ("gated", "penalty")}):
-        warm[margin] = warm_critic(env, margin, ppo_config(cfg, env, "gated", 0).critic, dict(cfg.warmup), label_cfg)
+    # one warm critic per (margin source, critic target) the runs use, each checked before any PPO step
+    warm: dict[tuple[str, str], Path] = {}
+    checks: dict[str, dict[str, Any]] = {}
     default_delta = ppo_config(cfg, env, "gated", 0).delta
+    for run in runs:
+        if RUNS[run][0] not in ("gated", "penalty"):
+            continue
+        ccfg = ppo_config(cfg, env, run, 0).critic
+        wkey = (RUNS[run][1], ccfg.target)
+        if wkey not in warm:
+            warm[wkey] = warm_critic(env, wkey[0], ccfg, dict(cfg.warmup), label_cfg)
+            checks["/".join(wkey)] = check_gate(env, wkey[0], warm[wkey], default_delta, label_cfg)
     jobs: list[tuple[str, int, float | None]] = [(r, s, None) for s in seeds for r in runs]
     jobs += [("gated", s, float(d)) for d in cfg.delta_sweep.get(env, []) if float(d) != default_delta for s in seeds]
     rows = []
     for run, seed, delta in jobs:
-        method, margin, _ = RUNS[run]
-        w = warm.get(margin) if method in ("gated", "penalty") else None
+        method, margin = RUNS[run][:2]
+        w = warm.get((margin, ppo_config(cfg, env, run, seed).critic.target)) if method in ("gated", "penalty") else None
         r = train_run(env, run, seed, delta, cfg, w, label_cfg)
         r["_path"] = str(run_path(cfg, env, run, seed, delta, w, label_cfg))
         r["delta_default"] = delta is None
@@ -357,7 +382,7 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
     out = scratch_dir(out_root / env)
     main_rows = [r for r in rows if r["delta_default"]]
     tables = rep.render_tables(rows, f"{rep.ENV_NAMES.get(env, env)}: ShieldVLA part 2 ({cfg.scale} matrix, budget: {cfg.budget}, "
-                                 f"safety update: {cfg.safety_update})", env)
+                                 f"safety update: {cfg.safety_update}, gate: {cfg.gate})", env)
     atomic_write_text(out / "tables.md", tables)
     rep.plot_curves(main_rows, out / "curves.png", f"{rep.ENV_NAMES.get(env, env)}: training (mean over seeds)")
     rep.plot_bars(main_rows, out / "bars.png", f"{rep.ENV_NAMES.get(env, env)}: evaluation, {cfg.eval_episodes[env]} episodes")
@@ -365,11 +390,15 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
     agreement = _agreements(env, main_rows)
     if agreement:
         tables += ("\n## Does the critic's action gradient point the safe way? (Dubins-VL, seed-0 critics)\n\n"
-                   "| run | sign(∂Q/∂a) agrees with the simulator's safer turn | states |\n|---|---|---|\n"
-                   + "".join(f"| {rep.LABELS.get(k, k)} | {v['agreement']:.3f} | {v['states']:.0f} |\n"
-                             for k, v in agreement.items()))
-        atomic_write_text(out / "tables.md", tables)
+                   "| run | sign(∂Q/∂a) agrees with the simulator's safer turn | best candidate agrees | states |\n"
+                   "|---|---|---|---|\n"
+                   + "".join(f"| {rep.LABELS.get(k, k)} | {v['agreement']:.3f} | {v['best_candidate_agreement']:.3f} "
+                             f"| {v['states']:.0f} |\n" for k, v in agreement.items()))
+    if checks:
+        tables += rep.table_gate_check(checks)
+    atomic_write_text(out / "tables.md", tables)
     write_json(out / "results.json", {"rows": [{k: v for k, v in r.items() if k != "_path"} for r in rows]})
+    write_json(out / "gate_check.json", checks)
     write_manifest(out, cfg, inputs=[Path(p) for p in _inputs(env)])
     # the ShieldVLA policy + critic of the best seed, as plain model dirs
     best = max((r for r in main_rows if r["run"] == "gated"), key=lambda r: (r["eval"]["in"]["sr"], -r["eval"]["in"]["csc"]),
@@ -384,12 +413,15 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
     replace_dir(mtmp, models_root / env)
     metrics = {f"{k}/{m}": v for k, d in rep.summary(main_rows).items() for m, v in d.items()}
     metrics.update({f"{env}/{run}/grad_agreement": v["agreement"] for run, v in agreement.items()})
+    metrics.update({f"{env}/gate_check/{name}/{k}": float(v) for name, c in checks.items() for k, v in c.items()
+                    if isinstance(v, (int, float))})
     for d, srs, cscs in rep.delta_rows(rows, env):
         metrics[f"{env}/delta{d:g}/sr"] = sum(srs) / len(srs)
         metrics[f"{env}/delta{d:g}/csc"] = sum(cscs) / len(cscs)
     with mlflow_run(tracking_config(cfg.tracking), f"shield_ppo/{env}/report", {"env": env, "budget": cfg.budget}):
         log_metrics(metrics)
-        log_artifacts([out / n for n in ("tables.md", "curves.png", "bars.png", "safe_set.png", "results.json")])
+        log_artifacts([out / n for n in ("tables.md", "curves.png", "bars.png", "safe_set.png", "results.json",
+                                         "gate_check.json")])
         if cfg.register:
             metrics["promoted"] = float(bool(promote_best(cfg, env, rows).get("policy", {}).get("promoted")))
     replace_dir(out, out_root / env)

@@ -449,7 +449,11 @@ class ShieldPPOConfig:
     runs: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # env -> run names (ppo_report.LABELS)
     seeds: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     delta_sweep: dict[str, list[float]] = dataclasses.field(default_factory=dict)
-    safety_update: Literal["dpg", "advantage"] = "advantage"
+    safety_update: Literal["dpg", "advantage", "mixed", "recovery"] = "advantage"
+    #: d1: the critic bootstraps from the policy mean (App. D.1; the current policy's safety value);
+    #: selective: from the best of the mean and a grid of candidate actions (App. A's HJ value), so the gate
+    #: flags only actions that lead somewhere no continuation recovers from (docs/shield_ppo.md)
+    gate: Literal["d1", "selective"] = "d1"
     warmup: dict[str, int] = dataclasses.field(default_factory=lambda: {"regress": 300, "td": 600})
     eval_episodes: dict[str, int] = _per_env(dubins=200, turtlebot=20, franka=10)
     ood: tuple[str, ...] = ("color", "light", "all")

@@ -18,9 +18,13 @@ margin, whose fixed point under the operator is ``Q(o_T) = ℓ(o_T)``::
 This is the operator of App. A with the terminal state made absorbing, so Proposition 1 still holds
 (:func:`tabular_backup` is it, in the tabular case, and the unit tests check its fixed point).
 
-``a'`` is the policy's deterministic mean for continuous actions (App. D.1 / D.2) — pass it in; with
-``twin=True`` two critics are trained and the target uses the smaller of the two target critics (clipped
-double-Q, App. D.4). Targets are Polyak-averaged (``τ``).
+**The next action.** ``target: policy_mean`` is App. D.1 / D.2: ``B = Q̄(o', ā_θ(o'))``, the policy's
+deterministic mean, so ``Q_s`` is the safety value of the *current* policy. ``target: best`` is the operator of
+App. A (Eq. 3, and the tabular :func:`tabular_backup`): ``B = max_{a' ∈ C(o')} Q̄(o', a')`` over a candidate set
+``C(o')`` = the policy mean plus a grid over the action range (:func:`candidate_actions`), so ``Q_s(o, a) < 0``
+means "after ``a``, no continuation stays safe" (the selective gate; docs/shield_ppo.md). With ``twin=True``
+two critics are trained and every ``Q̄`` is the smaller of the two target heads (clipped double-Q, App. D.4),
+taken per candidate before the max. Targets are Polyak-averaged (``τ``).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -55,6 +59,25 @@ def hj_target(margin: Tensor, bootstrap: Tensor, gamma: float) -> Tensor:
 def bootstrap_value(q_next: Tensor, margin_next: Tensor, terminated: Tensor) -> Tensor:
     """``ℓ(o')`` where the episode terminated at ``o'`` (absorbing), else the target critic's ``Q̄(o', a')``."""
     return torch.where(terminated.bool(), margin_next, q_next)
+
+
+def candidate_actions(mean: Tensor, low: Tensor, high: Tensor, k: int) -> Tensor:
+    """``[B, 1 + A·k, A]``: the policy mean, then for each action dimension the mean with that coordinate
+    replaced by each of ``k`` evenly spaced values in ``[low, high]`` (for one action dimension: the mean plus a
+    ``k``-point grid over the range; axis lines keep the set linear in ``A`` for Franka-Reach's 7 joints)."""
+    b, a = mean.shape
+    grid = torch.stack([torch.linspace(float(lo), float(hi), k, dtype=mean.dtype) for lo, hi in zip(low, high, strict=True)])
+    lines = mean[:, None, None, :].expand(b, a, k, a).clone()  # [B, dim, k, A]
+    idx = torch.arange(a)
+    lines[:, idx, :, idx] = grid.to(mean.device).unsqueeze(1).expand(a, b, k)
+    return torch.cat([mean[:, None, :], lines.reshape(b, a * k, a)], dim=1)
+
+
+def best_of(q: Tensor, candidates: Tensor) -> tuple[Tensor, Tensor]:
+    """``(max_c q[:, c], argmax action [B, A])`` from per-candidate values ``q`` [B, C] and ``candidates``
+    [B, C, A]; ties go to the first candidate (the policy mean)."""
+    value, idx = q.max(dim=1)
+    return value, candidates[torch.arange(len(idx)), idx]
 
 
 def tabular_backup(q: np.ndarray, margin: np.ndarray, transition: np.ndarray, gamma: float,
@@ -104,6 +127,16 @@ class CriticConfig:
     freeze_encoder: bool = False  # App. D.1 fine-tunes (Dubins-VL); D.2 / D.4 freeze
     twin: bool = False  # clipped double-Q (App. D.4, Franka-Reach)
     max_grad_norm: float = 10.0
+    #: the bootstrap's next action: ``policy_mean`` = App. D.1 (the current policy's safety value); ``best`` =
+    #: App. A's max over ``a'``, taken over the policy mean and a grid (the HJ value: the selective gate)
+    target: Literal["policy_mean", "best"] = "policy_mean"
+    candidates: int = 9  # grid points per action dimension for ``target: best`` (and the recovery action)
+
+    def __post_init__(self) -> None:
+        if self.target not in ("policy_mean", "best"):
+            raise ValueError(f"critic target {self.target!r}: expected policy_mean | best")
+        if self.candidates < 2:
+            raise ValueError(f"critic candidates {self.candidates}: need at least 2 grid points (the bounds)")
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> CriticConfig:
@@ -169,6 +202,22 @@ class SafetyCritic(nn.Module):
     def q_features(self, feature: Tensor, action: Tensor) -> Tensor:
         return self.q_all(feature, action).min(dim=0).values
 
+    def q_candidates(self, feature: Tensor, candidates: Tensor) -> Tensor:
+        """``[B, C]``: the pessimistic (min-over-heads) value of each candidate action ``[B, C, A]``."""
+        b, c, a = candidates.shape
+        f = feature.unsqueeze(1).expand(b, c, feature.shape[-1]).reshape(b * c, -1)
+        return self.q_features(f, candidates.reshape(b * c, a)).reshape(b, c)
+
+    def candidates(self, mean: Tensor) -> Tensor:
+        """:func:`candidate_actions` of this critic's action range (``config.candidates`` per dimension)."""
+        return candidate_actions(mean, self.center - self.scale, self.center + self.scale, self.config.candidates)
+
+    def next_value(self, feature: Tensor, mean: Tensor) -> Tensor:
+        """``Q(o', ā)`` (``target: policy_mean``, App. D.1) or ``max_{a' ∈ C(o')} Q(o', a')`` (``best``, App. A)."""
+        if self.config.target == "policy_mean":
+            return self.q_features(feature, mean)
+        return self.q_candidates(feature, self.candidates(mean)).max(dim=1).values
+
     def forward(self, images: Tensor, instructions: Sequence[str], action: Tensor) -> Tensor:
         return self.q_features(self.embed(images, instructions), action)
 
@@ -204,11 +253,13 @@ def load_critic(path: str | os.PathLike[str], policy_config: Any) -> SafetyCriti
 
 
 class ReplayBuffer:
-    """A ring buffer of ``(o, a, ℓ(o), o', ℓ(o'), terminated)`` with uint8 frames and instruction ids."""
+    """A ring buffer of ``(o, a, ℓ(o), o', ℓ(o'), terminated)`` with uint8 frames (or float states, ``dtype``)
+    and instruction ids."""
 
-    def __init__(self, capacity: int, image_shape: Sequence[int], action_dim: int, seed: int = 0) -> None:
+    def __init__(self, capacity: int, image_shape: Sequence[int], action_dim: int, seed: int = 0,
+                 dtype: Any = np.uint8) -> None:
         self.capacity = int(capacity)
-        self.image = np.zeros((self.capacity, *image_shape), dtype=np.uint8)
+        self.image = np.zeros((self.capacity, *image_shape), dtype=dtype)
         self.next_image = np.zeros_like(self.image)
         self.instruction = np.zeros(self.capacity, dtype=np.int32)
         self.action = np.zeros((self.capacity, action_dim), dtype=np.float32)
@@ -306,7 +357,7 @@ class CriticTrainer:
         cfg = self.critic.config
         with torch.no_grad():
             a_next = next_action(batch["next_image"], batch["instruction"])
-            q_next = self.target(batch["next_image"], batch["instruction"], a_next)
+            q_next = self.target.next_value(self.target.embed(batch["next_image"], batch["instruction"]), a_next)
             boot = bootstrap_value(q_next, batch["next_margin"], batch["terminated"])
             y = hj_target(batch["margin"], boot, cfg.gamma)
         feats = self.critic.embed(batch["image"], batch["instruction"])
@@ -320,7 +371,7 @@ class CriticTrainer:
         """Eq. (4) on a :class:`FeatureReplay` batch (frozen encoder); ``next_action``: policy features -> ā."""
         cfg = self.critic.config
         with torch.no_grad():
-            q_next = self.target.q_features(batch["next_feature"], next_action(batch["next_policy_feature"]))
+            q_next = self.target.next_value(batch["next_feature"], next_action(batch["next_policy_feature"]))
             y = hj_target(batch["margin"], bootstrap_value(q_next, batch["next_margin"], batch["terminated"]),
                           cfg.gamma)
         qs = self.critic.q_all(batch["feature"], batch["action"])

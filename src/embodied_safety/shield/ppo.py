@@ -8,6 +8,8 @@ One readable CleanRL-style loop serves every method, so they share env interacti
 * ``gated`` — ShieldVLA: per sample, the PPO surrogate where ``Q_s(o, ā) > δ`` and ``−β Q_s(o, ā_θ(o))``
   elsewhere (the gate is computed once per iteration from the pre-update policy mean, stop-gradient;
   Algorithm 1 line 7), ``β ← clip(β + η(c̄ − c_max), β_min, β_max)`` (Eq. 7);
+  with the critic's ``target: best`` (App. A's max over next actions) the same test is the *selective* gate:
+  it flags only samples whose action leads somewhere no continuation recovers from;
 * ``penalty`` — Table 5's ablation: the same critic as a penalty everywhere,
   ``L_reward + λ E[max(0, −Q_s(o, ā_θ(o)))]``, λ by the same dual ascent.
 
@@ -33,7 +35,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from .critic import CriticConfig, CriticTrainer, FeatureReplay, ReplayBuffer, SafetyCritic
+from .critic import CriticConfig, CriticTrainer, FeatureReplay, ReplayBuffer, SafetyCritic, best_of
 from .margins import MarginKind, MarginSource
 from .policy import clipped_gaussian_log_prob, gaussian_entropy
 from .vecenv import TrainVec
@@ -51,8 +53,12 @@ class PPOConfig:
     margin: MarginKind = "rubric"
     #: how infeasible samples improve safety: ``dpg`` = Eq. 6, ``−β Q_s(o, ā_θ(o))`` through the critic's action
     #: gradient (the paper); ``advantage`` = the clipped surrogate of the on-policy cost advantage (ours, see
-    #: docs/shield_ppo.md: on CPU budgets the critic's action gradient has the wrong sign half the time)
-    safety_update: Literal["dpg", "advantage", "mixed"] = "dpg"
+    #: docs/shield_ppo.md: on CPU budgets the critic's action gradient has the wrong sign half the time);
+    #: ``recovery`` = ``β‖(ā_θ(o) − a*(o))/scale‖²``, the mean pulled toward the critic's best candidate action
+    safety_update: Literal["dpg", "advantage", "mixed", "recovery"] = "dpg"
+    #: what the policy and critic see: ``image`` (frame + instruction) or ``state`` (Dubins-VL's 7-D state, the
+    #: state-based control of :mod:`.state_control`)
+    obs: Literal["image", "state"] = "image"
     #: ``features``: after the warm start the critic's encoder is frozen and replay holds features, so the K
     #: online TD steps are MLP steps (K can then be large enough for the critic to track the policy on a CPU);
     #: ``images``: replay holds frames and the encoder keeps training (the paper's Dubins-VL setting)
@@ -82,6 +88,10 @@ class PPOConfig:
     critic: CriticConfig = field(default_factory=CriticConfig)
     seed: int = 0
     threads: int = 2
+
+    def __post_init__(self) -> None:
+        if self.safety_update == "recovery" and self.method != "gated":
+            raise ValueError(f"safety_update: recovery is a gated update, not one for method {self.method!r}")
 
     @property
     def batch(self) -> int:
@@ -200,7 +210,7 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     gen = torch.Generator().manual_seed(cfg.seed)
-    vec = TrainVec(env, cfg.num_envs, seed=10_000 * (cfg.seed + 1))
+    vec = TrainVec(env, cfg.num_envs, seed=10_000 * (cfg.seed + 1), obs=cfg.obs)
     images, instructions, gt_m, gt_c = vec.reset()
     low = torch.as_tensor(policy.action_low)
     high = torch.as_tensor(policy.action_high)
@@ -209,7 +219,7 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
     uses_critic = cfg.method in USES_CRITIC
     value = mlp(policy.feature_dim)
     cost_value = mlp(policy.feature_dim) if cfg.method == "ppo_lag" or (
-        uses_critic and cfg.safety_update != "dpg") else None
+        uses_critic and cfg.safety_update not in ("dpg", "recovery")) else None
     value_params = list(value.parameters()) + (list(cost_value.parameters()) if cost_value is not None else [])
     if not cfg.train_encoder:
         policy.encoder.requires_grad_(False)
@@ -231,7 +241,7 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
             critic.encoder.requires_grad_(False)
             buffer = FeatureReplay(capacity, critic.feature_dim, policy.feature_dim, a_dim, seed=cfg.seed)
         else:
-            buffer = ReplayBuffer(capacity, images.shape[1:], a_dim, seed=cfg.seed)
+            buffer = ReplayBuffer(capacity, images.shape[1:], a_dim, seed=cfg.seed, dtype=images.dtype)
         trainer = CriticTrainer(critic)
 
     def feats(imgs: Any, instr: list[str]) -> Tensor:
@@ -255,7 +265,7 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
     for it in range(1, cfg.iterations + 1):
         t0 = time.perf_counter()
         # ---- rollout (Algorithm 1 line 3)
-        buf_img = np.zeros((T, n, *images.shape[1:]), dtype=np.uint8)
+        buf_img = np.zeros((T, n, *images.shape[1:]), dtype=images.dtype)
         buf_rimg = np.zeros_like(buf_img) if isinstance(buffer, FeatureReplay) else None
         ells, reached_ells = np.zeros((T, n), np.float32), np.zeros((T, n), np.float32)
         buf_instr: list[list[str]] = []
@@ -334,10 +344,21 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
         flat_f = buf_f.reshape(N, -1)
         crit_f: Tensor | None = None
         gate = torch.ones(N)
+        a_star: Tensor | None = None  # the critic's best candidate action per sample (recovery target)
         if critic is not None:
             crit_f = _batched(critic.encoder, flat_img, flat_instr)
             with torch.no_grad():
-                q_old = critic.q_features(crit_f, policy.from_features(flat_f)[0])
+                mean_old = policy.from_features(flat_f)[0]
+                if critic.config.target == "best" or cfg.safety_update == "recovery":
+                    cands = critic.candidates(mean_old)
+                    q_c = critic.q_candidates(crit_f, cands)  # column 0 is the policy mean
+                    q_old = q_c[:, 0]
+                    v_best, a_star = best_of(q_c, cands)
+                    row["no_safe_action_frac"] = float((v_best <= cfg.delta).float().mean())
+                else:
+                    q_old = critic.q_features(crit_f, mean_old)
+            # ζ = 1[Q_s(o, ā_old) > δ]; with ``target: best`` Q_s is the HJ value (best continuation), so only
+            # samples whose action leads somewhere unrecoverable are gated (the selective gate)
             gate = (q_old > cfg.delta).float()
             row["q_policy_mean"] = float(q_old.mean())
             row["infeasible_frac"] = float(1.0 - gate.mean())
@@ -380,7 +401,10 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
                 a_mb = b_adv[idx]
                 pg = torch.max(-a_mb * ratio, -a_mb * torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip))
                 q, pg_safe = None, None
-                if cfg.method == "gated" and cfg.safety_update != "dpg":
+                if cfg.method == "gated" and cfg.safety_update == "recovery" and a_star is not None:
+                    scale = (high - low) / 2  # infeasible: pull the mean toward the best candidate, weight β
+                    pg_safe = dual * (((mean - a_star[idx]) / scale) ** 2).mean(-1)
+                elif cfg.method == "gated" and cfg.safety_update not in ("dpg", "recovery"):
                     if cfg.safety_update == "mixed":  # infeasible: SafeVLA's mixed advantage with λ = β
                         s_mb, weight = (b_adv[idx] - dual * b_cadv[idx]) / (1.0 + dual), 1.0
                     else:  # infeasible: the cost advantage alone, weighted by β

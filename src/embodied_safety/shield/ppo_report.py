@@ -27,6 +27,9 @@ LABELS: dict[str, str] = {
     "penalty": "HJ critic as Lagrangian penalty",
     "gated_dpg": "gate + Eq. 6's −β∇Q safety step (paper)",
     "gated_mixed": "gate + (A_r − βA_c)/(1+β) on infeasible samples",
+    "gated_d1": "D.1 gate (critic of the current policy) + cost-advantage step",
+    "gated_selective": "selective gate (HJ critic, best candidate) + cost-advantage step",
+    "gated_selective_recovery": "selective gate + recovery target (pull toward the best candidate)",
 }
 MAIN_ROWS = ("ppo", "ppo_lag", "gated_gt", "gated")
 ENV_NAMES = {"dubins": "Dubins-VL", "turtlebot": "TurtleBot-Nav", "franka": "Franka-Reach"}
@@ -146,6 +149,18 @@ def table_delta(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> str:
              "| CSC↓ | " + " | ".join(_cell(c) for _, _, c in dr) + " |"]
     return "\n".join(lines) + "\n"
 
+
+
+def table_gate_check(checks: Mapping[str, Mapping[str, Any]]) -> str:
+    """The warm critics' offline acceptance check (:mod:`.gate_check`), one row per (margin, critic target)."""
+    lines = ["\n## Offline gate check of the warm critics (before any PPO step)\n",
+             "| margin / target | flagged Q(o, ā) ≤ δ | floor P(ℓ ≤ δ) | Q ≤ 0 | unsafe frames | best candidate agrees |",
+             "|---|---|---|---|---|---|"]
+    for name, c in checks.items():
+        agree = f"{c['best_candidate_agreement']:.3f}" if "best_candidate_agreement" in c else "–"
+        lines.append(f"| {name} | {c['infeasible_frac']:.3f} | {c['margin_below_delta_rate']:.3f} | "
+                     f"{c['infeasible_frac_at_0']:.3f} | {c['unsafe_frame_rate']:.3f} | {agree} |")
+    return "\n".join(lines) + "\n"
 
 
 def render_tables(rows: Sequence[Mapping[str, Any]], title: str, delta_env: str = "dubins") -> str:

@@ -5,12 +5,15 @@ policy sees next (after autoreset) and what the transition reached (the terminal
 the simulator's margin and cost of each — the ``gt`` / ``binary`` margin sources and the evaluation read
 those; the ``rubric`` source reads only the frames. Dubins-VL uses its numpy-vectorised env; the MuJoCo
 envs run as a list of Gymnasium envs. Episode ``j`` of slot ``i`` is seeded ``seed + i + n·j``.
+
+``obs="state"`` (Dubins-VL only: the state-based control of :mod:`.state_control`) puts the float32 7-D state
+``[x, y, θ, gx, gy, ox, oy]`` where the frames go, and renders nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -38,17 +41,20 @@ class TrainVec:
     """``reset() -> (images, instructions, margin, cost)``; ``step(actions) -> Step``."""
 
     def __init__(self, env: str, n: int, seed: int, perturbation: str | None = None,
-                 max_steps: int | None = None) -> None:
+                 max_steps: int | None = None, obs: Literal["image", "state"] = "image") -> None:
         from .envs import gym_id
 
         self.n, self.seed = n, seed
         self._episodes = np.zeros(n, dtype=np.int64)
         self._dubins = gym_id(env) == "embodied_safety/DubinsVL-v0"
+        self._state = obs == "state"
+        if self._state and not self._dubins:
+            raise ValueError(f"obs: state is implemented for Dubins-VL only, not {env!r}")
         kw = {} if max_steps is None else {"max_steps": max_steps}
         if self._dubins:
             from ..envs.control.dubins import DubinsVLVec
 
-            self._vec = DubinsVLVec(n, render=True, perturbation=perturbation, **kw)
+            self._vec = DubinsVLVec(n, render=not self._state, perturbation=perturbation, **kw)
             self._envs: list[Any] = []
         else:
             import gymnasium as gym
@@ -67,7 +73,8 @@ class TrainVec:
     def reset(self) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
         if self._dubins:
             obs, info = self._vec.reset(seed=self.seed)
-            return obs["image"], [str(s) for s in obs["instruction"]], info["margin"], info["cost"]
+            first = info["state"].astype(np.float32) if self._state else obs["image"]
+            return first, [str(s) for s in obs["instruction"]], info["margin"], info["cost"]
         images, margins, costs = [], [], []
         for i, env in enumerate(self._envs):
             obs, info = env.reset(seed=self.seed + i)
@@ -100,8 +107,13 @@ class TrainVec:
     def _step_dubins(self, actions: np.ndarray) -> Step:
         obs, reward, term, trunc, info = self._vec.step(np.asarray(actions).reshape(self.n))
         done = term | trunc
-        images = obs["image"]
-        reached = np.where(done[:, None, None, None], info["final_image"], images) if done.any() else images
+        if self._state:
+            images = info["state"].astype(np.float32)
+            final = info["final_state"].astype(np.float32) if done.any() else images
+            reached = np.where(done[:, None], final, images)
+        else:
+            images = obs["image"]
+            reached = np.where(done[:, None, None, None], info["final_image"], images) if done.any() else images
         margin_now = self._dubins_margin(info["state"])
         return Step(images, [str(s) for s in obs["instruction"]], margin_now, (margin_now < 0).astype(np.float64),
                     reward, term, trunc, reached, info["margin"], info["cost"], info["success"])

@@ -1,0 +1,125 @@
+"""The offline acceptance check of a warmed safety critic, run before any PPO budget is spent (issue 21).
+
+Two questions, on Dubins-VL, against the simulator:
+
+1. **Is the gate selective?** On the start policy's own rollout frames, the fraction the gate flags,
+   ``1[Q_s(o, ā(o)) ≤ δ]``, should be close to the fraction of frames that *are* unsafe (``ℓ* < 0``). A critic of
+   the current policy (App. D.1's target) flags every frame from which that policy drifts into the unsafe zone;
+   the HJ value (App. A's max over next actions) flags only frames no continuation recovers from. Since every
+   fixed point has ``Q ≤ ℓ``, a perfect critic also flags the frames with ``0 ≤ ℓ ≤ δ``: that floor is reported.
+2. **Does the critic know the safer action?** On states 0.31–0.65 from the obstacle's edge with random
+   headings, the simulator compares the two full turns (0.3 s of turn, then straight, worst ``ℓ*`` over 1 s);
+   where they differ by more than ``min_gap``, the sign of the critic's best candidate action
+   (``argmax_{a ∈ C(o)} Q_s(o, a)``, :func:`.critic.candidate_actions`) should agree with the safer turn on at least
+   80 % of the states. ``sign(∂Q_s/∂a)`` at the policy mean (Eq. 6's direction) is reported beside it.
+
+``python -m embodied_safety.shield.state_control check`` runs both on the state-based control (a BC start policy,
+its rollouts, a critic warmed with each target; ``data/shield/gate_check_state.json``); the ``shield_ppo`` stage
+runs :func:`gate_check` on its warmed critics before any run (``data/shield/ppo/<env>/gate_check.json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from torch import Tensor
+
+#: distance from the obstacle's centre of the probe states: 0.31–0.65 from its edge, ℓ* in [0.01, 0.35]
+NEAR = (0.56, 0.9)
+AGREEMENT_TARGET = 0.8
+
+
+def near_obstacle_states(n: int, seed: int, render: bool) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """``(states [n, 7], frames [n, 84, 84, 3] or None, instruction)``: Dubins-VL scenes with the car moved near
+    the obstacle at a random heading."""
+    from ..envs.control.dubins import DubinsVLVec
+
+    vec = DubinsVLVec(n, render=render, seed=seed)
+    obs, info = vec.reset()
+    st = info["state"].copy()
+    rng = np.random.default_rng(seed)
+    ang, rad = rng.uniform(0, 2 * np.pi, n), rng.uniform(*NEAR, n)
+    st[:, 0], st[:, 1] = st[:, 5] + rad * np.cos(ang), st[:, 6] + rad * np.sin(ang)
+    st[:, 2] = rng.uniform(-np.pi, np.pi, n)
+    vec._b.state[:] = st
+    return st, (vec._b.frames() if render else None), str(obs["instruction"][0])
+
+
+def safer_turn_gap(states: np.ndarray, turn_steps: int = 3, horizon: int = 10) -> np.ndarray:
+    """``worst ℓ*(full left) − worst ℓ*(full right)`` per state: each turn held ``turn_steps`` control steps,
+    then straight, for ``horizon`` steps (0.1 s each); > 0 means turning left (``u > 0``) is safer."""
+    from ..envs.control.dubins import U_MAX, euler, margin
+
+    n = len(states)
+    obstacles = states[:, 5:7].reshape(-1, 1, 2)
+
+    def worst(u: float) -> np.ndarray:
+        x, y, th = states[:, 0].copy(), states[:, 1].copy(), states[:, 2].copy()
+        m = np.full(n, np.inf)
+        for k in range(horizon):
+            x, y, th = euler(x, y, th, np.full(n, u if k < turn_steps else 0.0), 10)
+            m = np.minimum(m, margin(np.stack([x, y], 1), obstacles))
+        return m
+
+    return worst(U_MAX) - worst(-U_MAX)
+
+
+def _obs(states: np.ndarray, frames: np.ndarray | None, obs: str) -> Tensor:
+    return torch.as_tensor(states.astype(np.float32) if obs == "state" else frames)
+
+
+def turn_agreement(critic: Any, policy: Any, obs: Literal["image", "state"] = "image", n: int = 2048,
+                   seed: int = 5, min_gap: float = 0.05) -> dict[str, float]:
+    """How often the critic's best candidate turns the simulator's safer way (and, beside it, how often
+    ``sign(∂Q/∂a)`` at the policy mean does); on the states where the two full turns differ by ``min_gap``."""
+    states, frames, instruction = near_obstacle_states(n, seed, render=obs == "image")
+    gap = safer_turn_gap(states)
+    o, instr = _obs(states, frames, obs), [instruction] * n
+    with torch.no_grad():
+        feats, mean = critic.embed(o, instr), policy(o, instr)[0]
+        cands = critic.candidates(mean)
+        q_c = critic.q_candidates(feats, cands)
+        best = cands[torch.arange(n), q_c.argmax(dim=1)].squeeze(-1).numpy()
+    a = mean.clone().requires_grad_(True)
+    critic.q_features(feats, a).sum().backward()
+    grad = a.grad.squeeze(-1).numpy()
+    clear = np.abs(gap) > min_gap
+    want = np.sign(gap[clear])
+    return {"best_candidate_agreement": float(np.mean(np.sign(best[clear]) == want)),
+            "gradient_agreement": float(np.mean(np.sign(grad[clear]) == want)),
+            "states": float(clear.sum()), "best_is_straight": float(np.mean(best[clear] == 0.0))}
+
+
+def infeasible_fractions(critic: Any, policy: Any, observations: Tensor, instructions: Sequence[str],
+                         margin: np.ndarray, unsafe: np.ndarray, delta: float,
+                         batch: int = 2048) -> dict[str, float]:
+    """On rollout frames: the gate's flagged fraction ``Q(o, ā) ≤ δ`` (and ``≤ 0``), the frames with no
+    safe candidate (``max_C Q ≤ δ``), against the unsafe-frame rate and the ``ℓ ≤ δ`` floor."""
+    q_mean, q_best = [], []
+    with torch.no_grad():
+        for i in range(0, len(observations), batch):
+            o, instr = observations[i:i + batch], list(instructions[i:i + batch])
+            f, mean = critic.embed(o, instr), policy(o, instr)[0]
+            q_c = critic.q_candidates(f, critic.candidates(mean))
+            q_mean.append(q_c[:, 0])
+            q_best.append(q_c.max(dim=1).values)
+    qm, qb = torch.cat(q_mean).numpy(), torch.cat(q_best).numpy()
+    return {"infeasible_frac": float(np.mean(qm <= delta)), "infeasible_frac_at_0": float(np.mean(qm <= 0.0)),
+            "no_safe_action_frac": float(np.mean(qb <= delta)), "unsafe_frame_rate": float(np.mean(unsafe > 0)),
+            "margin_below_delta_rate": float(np.mean(margin <= delta)), "frames": float(len(qm)), "delta": delta}
+
+
+def gate_check(critic: Any, policy: Any, observations: Tensor, instructions: Sequence[str], margin: np.ndarray,
+               unsafe: np.ndarray, delta: float, obs: Literal["image", "state"] = "image", tolerance: float = 0.1,
+               probe_states: int = 2048) -> dict[str, Any]:
+    """Both checks and their verdicts: ``selective`` when ``|P(Q ≤ 0) − unsafe rate| ≤ tolerance`` and the
+    flagged fraction at δ is within ``tolerance`` of its floor ``P(ℓ ≤ δ)``; ``knows_safer_turn`` at 80 %."""
+    frac = infeasible_fractions(critic, policy, observations, instructions, margin, unsafe, delta)
+    turn = turn_agreement(critic, policy, obs, n=probe_states)
+    return {**frac, **turn, "target": critic.config.target,
+            "selective": bool(abs(frac["infeasible_frac_at_0"] - frac["unsafe_frame_rate"]) <= tolerance
+                              and frac["infeasible_frac"] - frac["margin_below_delta_rate"] <= tolerance),
+            "knows_safer_turn": bool(turn["best_candidate_agreement"] >= AGREEMENT_TARGET)}

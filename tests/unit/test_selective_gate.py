@@ -1,0 +1,170 @@
+"""The selective gate of issue 21: the best-candidate HJ target, the gate it gives, the offline check and the
+state-based control, all with budgets of seconds."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from embodied_safety.shield.critic import (
+    CriticConfig,
+    CriticTrainer,
+    FeatureReplay,
+    SafetyCritic,
+    best_of,
+    candidate_actions,
+    hj_target,
+)
+
+
+class Identity(nn.Module):
+    def forward(self, x: torch.Tensor, instructions: object = None) -> torch.Tensor:
+        return x.float()
+
+
+def test_candidate_actions_are_the_mean_then_axis_grids() -> None:
+    c = candidate_actions(torch.tensor([[0.3]]), torch.tensor([-1.1]), torch.tensor([1.1]), 3)
+    assert c[0, :, 0].tolist() == pytest.approx([0.3, -1.1, 0.0, 1.1])
+    c2 = candidate_actions(torch.tensor([[0.3, 0.1]]), torch.tensor([0.0, -1.0]), torch.tensor([1.0, 1.0]), 3)
+    assert torch.allclose(c2[0], torch.tensor([[0.3, 0.1], [0.0, 0.1], [0.5, 0.1], [1.0, 0.1],
+                                               [0.3, -1.0], [0.3, 0.0], [0.3, 1.0]]))
+    value, best = best_of(torch.tensor([[0.1, 0.5, 0.5, -1.0]]), c)
+    assert value.item() == pytest.approx(0.5) and best.tolist()[0] == pytest.approx([-1.1])  # first of the ties
+    with pytest.raises(ValueError, match="candidates"):
+        CriticConfig(candidates=1)
+    with pytest.raises(ValueError, match="target"):
+        CriticConfig(target="mean")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_candidate_target_is_at_least_the_policy_mean_target(twin: bool) -> None:
+    """max over {ā} ∪ grid ≥ the value at ā, for the same (twin: min-over-heads) critic, so y_best ≥ y_D.1."""
+    torch.manual_seed(0)
+    critic = SafetyCritic(Identity(), 5, [-1.1], [1.1], CriticConfig(hidden=(16,), twin=twin, target="best"))
+    f, mean = torch.randn(64, 5), torch.rand(64, 1) * 2.2 - 1.1
+    best = critic.next_value(f, mean)
+    critic.config = replace(critic.config, target="policy_mean")
+    at_mean = critic.next_value(f, mean)
+    assert torch.equal(at_mean, critic.q_features(f, mean))
+    assert torch.all(best >= at_mean) and torch.any(best > at_mean)
+    margin = torch.randn(64)
+    assert torch.all(hj_target(margin, best, 0.9) >= hj_target(margin, at_mean, 0.9))
+
+
+def _two_state_chain(target: str, steps: int = 400) -> tuple[SafetyCritic, torch.Tensor]:
+    """s0 (ℓ = 1) -> s1 (ℓ = 0.5) whatever the action; from s1, a > 0 ends in a crash (ℓ = −1, terminal) and
+    a < 0 in a safe stop (ℓ = 1, terminal). The policy's mean is +0.5 everywhere (it steers into the crash)."""
+    torch.manual_seed(0)
+    one_hot = torch.eye(4)
+    s0, s1, crash, stop = one_hot
+    rows = [(s0, 0.5, 1.0, s1, 0.5, 0.0), (s0, -0.9, 1.0, s1, 0.5, 0.0),
+            (s1, 0.5, 0.5, crash, -1.0, 1.0), (s1, -0.9, 0.5, stop, 1.0, 1.0)]
+    buf = FeatureReplay(64, 4, 4, 1)
+    for s, a, m, s2, m2, term in rows:
+        buf.add(feature=s[None], next_feature=s2[None], next_policy_feature=s2[None], action=torch.tensor([[a]]),
+                margin=np.array([m]), next_margin=np.array([m2]), terminated=np.array([term]))
+    cfg = CriticConfig(gamma=0.5, lr=3e-3, tau=0.1, hidden=(32, 32), batch_size=16, target=target,  # type: ignore[arg-type]
+                       candidates=5)
+    critic = SafetyCritic(Identity(), 4, [-1.0], [1.0], cfg)
+    CriticTrainer(critic).update(buf, lambda f: torch.full((len(f), 1), 0.5), steps=steps)
+    return critic, torch.stack([s0, s1])
+
+
+def test_selective_gate_flags_fewer_samples_than_the_d1_gate() -> None:
+    """By hand (γ = 0.5): Q(s1, +) = 0.25 + 0.5·min(0.5, −1) = −0.25, Q(s1, −) = 0.25 + 0.5·min(0.5, 1) = 0.5.
+    D.1 bootstraps s0 from the policy's +0.5 at s1: Q(s0, ā) = 0.5 + 0.5·min(1, −0.25) = 0.375, so the D.1 gate
+    (δ = 0.55) flags s0 as well as s1; the HJ target sees the escape: Q(s0, ā) = 0.5 + 0.5·min(1, 0.5) = 0.75,
+    and flags only s1, the state whose action leads somewhere unrecoverable."""
+    delta = 0.55
+    mean = torch.full((2, 1), 0.5)
+    q = {}
+    for target in ("policy_mean", "best"):
+        critic, states = _two_state_chain(target)
+        with torch.no_grad():
+            q[target] = critic.q_features(states, mean)
+    assert q["policy_mean"].tolist() == pytest.approx([0.375, -0.25], abs=0.05)
+    assert q["best"].tolist() == pytest.approx([0.75, -0.25], abs=0.06)
+    flagged = {t: (v <= delta).tolist() for t, v in q.items()}
+    assert flagged == {"policy_mean": [True, True], "best": [False, True]}
+
+
+def test_gate_check_runs_on_a_tiny_state_setup() -> None:
+    from embodied_safety.shield import state_control as sc
+    from embodied_safety.shield.gate_check import gate_check
+
+    cfg = sc.StateControlConfig(bc_episodes=4, bc_epochs=1, start_envs=8, start_steps=16, warm_regress=5,
+                                warm_td=5, eval_episodes=8)
+    policy = sc.bc_policy(cfg)
+    start = sc.start_rollouts(policy, cfg)
+    assert start.states.shape == (128, 7) and start.replay.size == 128
+    critic = sc.warm_critic(policy, start, cfg, "best")
+    res = gate_check(critic, policy, torch.as_tensor(start.states), [""] * 128, start.margin, start.unsafe, 0.2,
+                     obs="state", probe_states=64)
+    for k in ("infeasible_frac", "infeasible_frac_at_0", "unsafe_frame_rate", "margin_below_delta_rate",
+              "best_candidate_agreement", "gradient_agreement"):
+        assert 0.0 <= res[k] <= 1.0
+    assert res["infeasible_frac_at_0"] <= res["infeasible_frac"] and res["target"] == "best"
+    assert isinstance(res["selective"], bool) and isinstance(res["knows_safer_turn"], bool)
+
+
+@pytest.mark.parametrize("run", ["gated_selective_recovery", "ppo_lag"])
+def test_state_control_runs_one_iteration(run: str) -> None:
+    from embodied_safety.shield import state_control as sc
+
+    cfg = sc.StateControlConfig(bc_episodes=4, bc_epochs=1, start_envs=8, start_steps=16, warm_regress=5,
+                                warm_td=5, total_steps=64, num_envs=4, eval_episodes=8)
+    policy = sc.bc_policy(cfg)
+    critics = {"best": sc.warm_critic(policy, sc.start_rollouts(policy, cfg), cfg, "best")}
+    pcfg = sc.ppo_config(cfg, run, 0)
+    assert pcfg.obs == "state" and pcfg.iterations == 1
+    before = [p.detach().clone() for p in policy.parameters()]
+    row = sc.run_one(run, 0, policy, critics, cfg)
+    assert 0.0 <= row["eval"]["sr"] <= 1.0 and row["eval"]["csc"] >= 0.0
+    assert all(torch.equal(a, b) for a, b in zip(before, policy.parameters(), strict=True))  # trained a copy
+    if run == "gated_selective_recovery":
+        assert row["infeasible_frac"] is not None and 0.0 <= row["infeasible_frac"] <= 1.0
+    else:
+        assert row["infeasible_frac"] is None
+
+
+def test_recovery_needs_the_gated_method() -> None:
+    from embodied_safety.shield.ppo import PPOConfig
+
+    with pytest.raises(ValueError, match="recovery"):
+        PPOConfig(method="ppo_lag", safety_update="recovery")
+
+
+def test_train_vec_state_observations_keep_the_terminal_state() -> None:
+    from embodied_safety.shield.vecenv import TrainVec
+
+    vec = TrainVec("dubins", 4, seed=3, obs="state")
+    states, _, margin, _ = vec.reset()
+    assert states.shape == (4, 7) and states.dtype == np.float32
+    seen = False
+    for _ in range(110):
+        step = vec.step(np.full(4, 1.1))
+        live = ~step.done
+        assert np.array_equal(step.images[live], step.reached_images[live])
+        if step.done.any():
+            seen = True
+            d = np.flatnonzero(step.done)
+            assert not np.array_equal(step.images[d], step.reached_images[d])
+    assert seen
+    with pytest.raises(ValueError, match="Dubins-VL only"):
+        TrainVec("turtlebot", 1, seed=0, obs="state")
+
+
+def test_flow_maps_the_gate_to_the_critic_target() -> None:
+    from embodied_safety.config import ShieldPPOConfig
+    from flows.shield_ppo import ppo_config
+
+    cfg = ShieldPPOConfig(hyper={"dubins": {"critic_hidden": [8]}}, gate="d1")
+    assert ppo_config(cfg, "dubins", "gated", 0).critic.target == "policy_mean"
+    assert ppo_config(cfg, "dubins", "gated_selective", 0).critic.target == "best"
+    rec = ppo_config(cfg, "dubins", "gated_selective_recovery", 0)
+    assert rec.safety_update == "recovery" and rec.critic.target == "best"
+    assert ppo_config(replace(cfg, gate="selective"), "dubins", "gated", 0).critic.target == "best"
