@@ -15,14 +15,14 @@ import time
 import numpy as np
 import torch
 
-from embodied_safety.shield.critic import (
+from embodied_safety.shield.policy.visuomotor import PolicyConfig, VisuomotorPolicy
+from embodied_safety.shield.rl.critic import (
     CriticConfig,
     CriticTrainer,
     FeatureReplay,
     ReplayBuffer,
     SafetyCritic,
 )
-from embodied_safety.shield.policy import PolicyConfig, VisuomotorPolicy
 
 
 def main(argv: list[str] | None = None) -> None:

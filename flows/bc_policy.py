@@ -29,11 +29,11 @@ EVAL_BASE = 1000  # evaluation episodes use seeds episode_seed(seed + 1000, i): 
 def train_bc_task(env: str, demos_path: Path, cfg: BCPolicyConfig, out: Path) -> dict[str, float]:
     import torch
 
-    from embodied_safety.shield.bc import train_bc
-    from embodied_safety.shield.demos import DemoSet, episode_seeds
     from embodied_safety.shield.envs import env_factories
-    from embodied_safety.shield.policy import policy_for_env
-    from embodied_safety.shield.rollouts import evaluate_policy
+    from embodied_safety.shield.policy.bc import train_bc
+    from embodied_safety.shield.policy.demos import DemoSet, episode_seeds
+    from embodied_safety.shield.policy.rollouts import evaluate_policy
+    from embodied_safety.shield.policy.visuomotor import policy_for_env
 
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)

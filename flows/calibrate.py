@@ -18,7 +18,7 @@ from prefect import flow
 from embodied_safety.config import CalibrateConfig
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
-from embodied_safety.shield.demos import save_npz
+from embodied_safety.shield.policy.demos import save_npz
 from flows._shield import CALIBRATION, LABELS, ROLLOUTS
 from flows._stage import Plot, Stage
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
@@ -29,9 +29,9 @@ METRICS = Path("data/shield/calibration_metrics.json")
 @flow(name="calibrate", log_prints=True)
 def calibrate(cfg: CalibrateConfig = CalibrateConfig(), rollouts: Path = ROLLOUTS, labels: Path = LABELS,
               out: Path = CALIBRATION, metrics_path: Path = METRICS) -> dict[str, float]:
-    from embodied_safety.shield.calibrate import calibration_metrics, fit_platt, plot_reliability
-    from embodied_safety.shield.cost_metrics import cost_quality, render_table11
-    from embodied_safety.shield.rollouts import RolloutSet
+    from embodied_safety.shield.costs.calibrate import calibration_metrics, fit_platt, plot_reliability
+    from embodied_safety.shield.costs.metrics import cost_quality, render_table11
+    from embodied_safety.shield.policy.rollouts import RolloutSet
 
     tmp = scratch_dir(out)
     metrics: dict[str, float] = {}

@@ -27,7 +27,7 @@ METRICS = Path("data/shield/rtd_metrics.json")
 
 
 def proposer_for(cfg: RTDConfig) -> object:
-    from embodied_safety.shield.rtd import LLMProposer, PixelProposer
+    from embodied_safety.shield.costs.rtd import LLMProposer, PixelProposer
 
     if cfg.proposer == "pixel":
         return PixelProposer()
@@ -42,10 +42,10 @@ def proposer_for(cfg: RTDConfig) -> object:
 def rtd(cfg: RTDConfig = RTDConfig(), rollouts: Path = ROLLOUTS, labels: Path = LABELS, out: Path = RTD,
         metrics_path: Path = METRICS, label_cfg: RubricLabelConfig = RubricLabelConfig()) -> dict[str, float]:
     """``label_cfg``: the ``rubric_label`` section, so the pose set is re-scored by the scorer that labelled it."""
-    from embodied_safety.shield.cost_metrics import render_table8
-    from embodied_safety.shield.rollouts import RolloutSet
-    from embodied_safety.shield.rtd import run_rtd, stratified_pose_set
-    from embodied_safety.shield.rubrics import RubricSet
+    from embodied_safety.shield.costs.metrics import render_table8
+    from embodied_safety.shield.costs.rtd import run_rtd, stratified_pose_set
+    from embodied_safety.shield.costs.rubrics import RubricSet
+    from embodied_safety.shield.policy.rollouts import RolloutSet
 
     tmp = scratch_dir(out)
     metrics: dict[str, float] = {}

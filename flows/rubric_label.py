@@ -18,7 +18,7 @@ from prefect import flow
 from embodied_safety.config import RubricLabelConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
-from embodied_safety.shield.demos import save_npz
+from embodied_safety.shield.policy.demos import save_npz
 from flows._shield import LABELS, ROLLOUTS
 from flows._stage import Stage
 from tasks.runners import map_shards, with_runner
@@ -30,9 +30,9 @@ METRICS = Path("data/shield/labels_metrics.json")
 @flow(name="rubric_label", log_prints=True)
 def rubric_label(cfg: RubricLabelConfig = RubricLabelConfig(), rollouts: Path = ROLLOUTS, out: Path = LABELS,
                  metrics_path: Path = METRICS) -> dict[str, float]:
-    from embodied_safety.shield.cost_metrics import per_frame_auroc
-    from embodied_safety.shield.rollouts import RolloutSet
-    from embodied_safety.shield.rubrics import RUBRIC_SETS
+    from embodied_safety.shield.costs.metrics import per_frame_auroc
+    from embodied_safety.shield.costs.rubrics import RUBRIC_SETS
+    from embodied_safety.shield.policy.rollouts import RolloutSet
 
     tmp = scratch_dir(out)
     metrics: dict[str, float] = {}

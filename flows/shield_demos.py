@@ -25,7 +25,7 @@ METRICS = Path("data/shield/demos_metrics.json")
 @flow(name="shield_demos", log_prints=True)
 def shield_demos(cfg: ShieldDemosConfig = ShieldDemosConfig(), out: Path = DEMOS,
                  metrics_path: Path = METRICS) -> dict[str, float]:
-    from embodied_safety.shield.demos import DemoSet
+    from embodied_safety.shield.policy.demos import DemoSet
 
     tmp = scratch_dir(out)
     metrics: dict[str, float] = {}

@@ -7,9 +7,9 @@ Per env, from the BC policy (``bc_policy``), its rollouts (``shield_rollouts``) 
 (``calibrate``):
 
 1. **warm critics**, one per margin source the runs need (rubric / gt / binary): ``Q_s`` regressed onto ℓ and
-   then TD-trained on the BC rollouts (:func:`embodied_safety.shield.critic.warm_start`);
+   then TD-trained on the BC rollouts (:func:`embodied_safety.shield.rl.critic.warm_start`);
 2. **runs** — every (run, seed) of ``shield_ppo.runs`` and the δ sweep — each a Prefect task that trains
-   (:func:`embodied_safety.shield.ppo.train`, same env steps for every method) and evaluates the deterministic
+   (:func:`embodied_safety.shield.rl.ppo.train`, same env steps for every method) and evaluates the deterministic
    policy on the same held-out seeds in-distribution and under the +Color / +Light / +All perturbations.
    A finished run is stored in ``.cache/shield/ppo/<key>/`` (key: the run's config, inputs and code), so a
    killed stage resumes and a re-run with unchanged inputs trains nothing;
@@ -76,8 +76,8 @@ GATE_TARGET = {"d1": "policy_mean", "selective": "best"}
 def ppo_config(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float | None = None) -> Any:
     """Table 14 for ``env`` (+ the CPU overrides), as a ``PPOConfig`` for one run; ``critic_*`` keys go to the
     critic's config."""
-    from embodied_safety.shield.critic import CriticConfig
-    from embodied_safety.shield.ppo import PPOConfig
+    from embodied_safety.shield.rl.critic import CriticConfig
+    from embodied_safety.shield.rl.ppo import PPOConfig
 
     method, margin, update, gate = RUNS[run]
     merged = {**cfg.hyper.get(env, {}), **(cfg.cpu.get(env, {}) if cfg.budget == "cpu" else {})}
@@ -98,10 +98,10 @@ def _inputs(env: str) -> list[str]:
 
 #: what a stored warm critic or run depends on: the import closure of the training / scoring / evaluation code
 #: (embodied_safety.codekey), not the report code (a change to a table or a plot re-renders, it does not retrain)
-TRAINING_CODE = ("embodied_safety.shield.ppo", "embodied_safety.shield.critic", "embodied_safety.shield.margins",
-                 "embodied_safety.shield.vecenv", "tasks.shield")
+TRAINING_CODE = ("embodied_safety.shield.rl.ppo", "embodied_safety.shield.rl.critic", "embodied_safety.shield.costs.margins",
+                 "embodied_safety.shield.rl.vecenv", "tasks.shield")
 #: what a stored gate check depends on beyond its warm critic
-CHECK_CODE = ("embodied_safety.shield.gate_check", "embodied_safety.shield.rollouts")
+CHECK_CODE = ("embodied_safety.shield.rl.gate_check", "embodied_safety.shield.policy.rollouts")
 
 
 def _code() -> str:
@@ -112,8 +112,8 @@ def _code() -> str:
 def margin_for(env: str, kind: str, label_cfg: RubricLabelConfig) -> Any:
     """The margin source of a run; the rubric one scores frames with the scorer ``rubric_label`` used (the one
     the Platt scalars of ``calibrate`` were fitted on)."""
-    from embodied_safety.shield.margins import margin_source
-    from embodied_safety.shield.rubrics import RUBRIC_SETS
+    from embodied_safety.shield.costs.margins import margin_source
+    from embodied_safety.shield.costs.rubrics import RUBRIC_SETS
 
     if kind != "rubric":
         return margin_source(kind)  # type: ignore[arg-type]
@@ -125,7 +125,7 @@ def _rollout_margins(env: str, margin: str, label_cfg: RubricLabelConfig) -> tup
     """The BC rollouts and ℓ of every frame from the margin source."""
     import numpy as np
 
-    from embodied_safety.shield.rollouts import RolloutSet
+    from embodied_safety.shield.policy.rollouts import RolloutSet
 
     src = margin_for(env, margin, label_cfg)
     rs = RolloutSet.load(ROLLOUTS / env / "rollouts.npz")
@@ -138,8 +138,8 @@ def warm_critic(env: str, margin: str, critic_cfg: Any, warmup: dict[str, int], 
     """The BC warm-up of one critic per (env, margin source), stored by content key."""
     import torch
 
-    from embodied_safety.shield.critic import CriticTrainer, SafetyCritic, replay_from_rollouts, warm_start
-    from embodied_safety.shield.policy import load_policy
+    from embodied_safety.shield.policy.visuomotor import load_policy
+    from embodied_safety.shield.rl.critic import CriticTrainer, SafetyCritic, replay_from_rollouts, warm_start
 
     key = content_key({"env": env, "margin": margin, "scorer": scorer_key(env, label_cfg),
                        "critic": dataclasses.asdict(critic_cfg), "warmup": warmup,
@@ -167,15 +167,15 @@ def warm_critic(env: str, margin: str, critic_cfg: Any, warmup: dict[str, int], 
 
 @task(name="gate-check", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
 def check_gate(env: str, margin: str, warm: Path, delta: float, label_cfg: RubricLabelConfig) -> dict[str, Any]:
-    """The offline acceptance check of a warm critic before any PPO step (:func:`~embodied_safety.shield.gate_check.
+    """The offline acceptance check of a warm critic before any PPO step (:func:`~embodied_safety.shield.rl.gate_check.
     gate_check`; the probe states are Dubins-VL's, so the other envs get the infeasible fractions only); stored
     by content key (the warm critic, δ and the check's code)."""
     import numpy as np
     import torch
 
-    from embodied_safety.shield.critic import load_critic
-    from embodied_safety.shield.gate_check import gate_check, infeasible_fractions
-    from embodied_safety.shield.policy import load_policy
+    from embodied_safety.shield.policy.visuomotor import load_policy
+    from embodied_safety.shield.rl.critic import load_critic
+    from embodied_safety.shield.rl.gate_check import gate_check, infeasible_fractions
 
     path = STORE / "gate_check" / f"{content_key({'warm': warm.name, 'delta': delta, 'code': cached_code_key(*CHECK_CODE)})}.json"
     if path.is_file():
@@ -193,8 +193,8 @@ def check_gate(env: str, margin: str, warm: Path, delta: float, label_cfg: Rubri
 
 
 def _eval_conditions(env: str, policy: Any, episodes: int, conditions: list[str]) -> dict[str, dict[str, float]]:
-    from embodied_safety.shield.demos import episode_seeds
-    from embodied_safety.shield.rollouts import evaluate_policy
+    from embodied_safety.shield.policy.demos import episode_seeds
+    from embodied_safety.shield.policy.rollouts import evaluate_policy
 
     seeds = episode_seeds(EVAL_BASE, range(episodes))
     out = {}
@@ -234,9 +234,9 @@ def train_run(env: str, run: str, seed: int, delta: float | None, cfg: ShieldPPO
               warm: Path | None, label_cfg: RubricLabelConfig) -> dict[str, Any]:
     """Train one (run, seed[, δ]) from the BC policy, evaluate it, store it; MLflow-tracked when trained."""
 
-    from embodied_safety.shield.critic import load_critic
-    from embodied_safety.shield.policy import load_policy
-    from embodied_safety.shield.ppo import train
+    from embodied_safety.shield.policy.visuomotor import load_policy
+    from embodied_safety.shield.rl.critic import load_critic
+    from embodied_safety.shield.rl.ppo import train
 
     pcfg = ppo_config(cfg, env, run, seed, delta)
     conditions = _conditions(cfg, run, delta)
@@ -299,8 +299,8 @@ def promote_best(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]) -> 
 def _agreements(env: str, rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     if env != "dubins":
         return {}
-    from embodied_safety.shield.critic import load_critic
-    from embodied_safety.shield.policy import load_policy
+    from embodied_safety.shield.policy.visuomotor import load_policy
+    from embodied_safety.shield.rl.critic import load_critic
 
     out = {}
     first = min(r["seed"] for r in rows)
@@ -317,9 +317,9 @@ def _safe_set(env: str, rows: list[dict[str, Any]], out: Path) -> Path | None:
     if env != "dubins":
         return None
     from embodied_safety.envs.control.dubins import INSTRUCTION
-    from embodied_safety.shield.critic import load_critic
-    from embodied_safety.shield.policy import load_policy
-    from embodied_safety.shield.ppo_report import dubins_grid, plot_safe_set, safe_set_values
+    from embodied_safety.shield.policy.visuomotor import load_policy
+    from embodied_safety.shield.rl.critic import load_critic
+    from embodied_safety.shield.rl.report import dubins_grid, plot_safe_set, safe_set_values
 
     grid = dubins_grid()
     values = {}
@@ -340,9 +340,9 @@ def _safe_set(env: str, rows: list[dict[str, Any]], out: Path) -> Path | None:
 def grad_agreement(critic: Any, policy: Any, n: int = 2048, seed: int = 5) -> dict[str, float]:
     """How often ``sign(∂Q_s/∂a)`` at the policy mean agrees with the better of the two full turns, judged by the
     simulator (min ground-truth margin over 1 s: 0.3 s of turn, then straight), on Dubins-VL states placed
-    0.31-0.65 from an obstacle's edge with random headings (:func:`~embodied_safety.shield.gate_check.
+    0.31-0.65 from an obstacle's edge with random headings (:func:`~embodied_safety.shield.rl.gate_check.
     turn_agreement`). 0.5 is chance; Eq. 6's safety step follows this sign."""
-    from embodied_safety.shield.gate_check import turn_agreement
+    from embodied_safety.shield.rl.gate_check import turn_agreement
 
     res = turn_agreement(critic, policy, "image", n=n, seed=seed)
     return {"agreement": res["gradient_agreement"], "best_candidate_agreement": res["best_candidate_agreement"],
@@ -353,7 +353,7 @@ def grad_agreement(critic: Any, policy: Any, n: int = 2048, seed: int = 5) -> di
 def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", out_root: Path = OUT,
                models_root: Path = MODELS, label_cfg: RubricLabelConfig = RubricLabelConfig()) -> dict[str, float]:
     """``label_cfg``: the ``rubric_label`` section (which scorer the rubric margin uses)."""
-    from embodied_safety.shield import ppo_report as rep
+    from embodied_safety.shield.rl import report as rep
 
     runs = list(cfg.runs.get(env, ["ppo", "ppo_lag", "gated"]))
     seeds = list(cfg.seeds.get(env, [0]))
@@ -432,7 +432,7 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
 
 def _run(stage: Stage, cfg: ShieldPPOConfig, args: argparse.Namespace, kwargs: dict[str, Any]) -> Any:
     """``--tables``: stage ``shield_tables``; ``--env E``: stage ``shield_ppo@E``."""
-    from embodied_safety.shield.ppo_report import all_tables
+    from embodied_safety.shield.rl.report import all_tables
 
     if args.tables:
         print(all_tables(cfg.envs, f"ShieldVLA part 2, all environments ({cfg.scale} matrix, budget: {cfg.budget}, "
@@ -457,7 +457,7 @@ STAGE = Stage("shield_ppo", shield_ppo, config=ShieldPPOConfig, call=_run,
                     Arg(("--tables",), {"action": "store_true", "help": "stage shield_tables: every env's tables"})))
 #: ``python -m flows.shield_ppo --tables``: the tables of every env in one file
 TABLES = Stage("shield_tables", shield_ppo, config=ShieldPPOConfig, params=("shield_ppo.envs",), call=_run,
-               code=("embodied_safety.shield.ppo_report",), inputs={"ppo": str(OUT)},
+               code=("embodied_safety.shield.rl.report",), inputs={"ppo": str(OUT)},
                outs=(Out(f"{OUT.parent}/ppo_tables.md", cache=False),), cmd_args="--tables", args=STAGE.args)
 STAGES = (STAGE, TABLES)
 main = STAGE.main

@@ -27,7 +27,7 @@ METRICS = Path("data/shield/rollouts_metrics.json")
 @flow(name="shield_rollouts", log_prints=True)
 def shield_rollouts(cfg: ShieldRolloutsConfig = ShieldRolloutsConfig(), policies: Path = BC, out: Path = ROLLOUTS,
                     metrics_path: Path = METRICS) -> dict[str, float]:
-    from embodied_safety.shield.rollouts import RolloutSet
+    from embodied_safety.shield.policy.rollouts import RolloutSet
 
     tmp = scratch_dir(out)
     metrics: dict[str, float] = {}

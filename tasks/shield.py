@@ -38,8 +38,8 @@ def shard_path(kind: str, blob: dict[str, Any], inputs: tuple[str, ...] = ()) ->
 @task(name="demo-shard", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
 def demo_shard(env: str, seeds: list[int], noise: float) -> Path:
     """Scripted-expert episodes for ``seeds`` (one episode per seed)."""
-    from embodied_safety.shield.demos import DemoSet, collect_demos, scripted_expert
     from embodied_safety.shield.envs import ENVS, env_factories
+    from embodied_safety.shield.policy.demos import DemoSet, collect_demos, scripted_expert
 
     path = shard_path("demos", {"env": env, "seeds": seeds, "noise": noise})
     if not path.is_file():
@@ -53,8 +53,8 @@ def demo_shard(env: str, seeds: list[int], noise: float) -> Path:
 def rollout_shard(env: str, policy_dir: Path, seeds: list[int], deterministic: bool) -> Path:
     """The policy's episodes for ``seeds``, with frames, per-frame cost / margin and the episode bits."""
     from embodied_safety.shield.envs import env_factories
-    from embodied_safety.shield.policy import load_policy
-    from embodied_safety.shield.rollouts import collect_rollouts
+    from embodied_safety.shield.policy.rollouts import collect_rollouts
+    from embodied_safety.shield.policy.visuomotor import load_policy
 
     path = shard_path("rollouts", {"env": env, "seeds": seeds, "deterministic": deterministic},
                       (str(policy_dir),))
@@ -75,12 +75,12 @@ def scorer_for(rset: Any, cfg: RubricLabelConfig, cache_dir: Path = STORE) -> An
     """The pixel scorer (default) or the VLM scorer over an OpenAI-compatible endpoint, for one rubric set: the
     scorer ``rubric_label`` labels with, so every later stage that re-scores frames (RTD, the rubric margin of
     ``shield_ppo``) scores them the way the Platt scalars were fitted."""
-    from embodied_safety.shield.pixel_scorer import PixelScorer
+    from embodied_safety.shield.costs.pixel_scorer import PixelScorer
 
     if cfg.backend == "pixel":
         return PixelScorer(rset)
     from embodied_safety.llm.chat import OpenAIChat
-    from embodied_safety.shield.vlm_scorer import VLMScorer
+    from embodied_safety.shield.costs.vlm_scorer import VLMScorer
 
     vlm = dict(cfg.vlm)
     client = OpenAIChat(vlm.pop("base_url", "http://127.0.0.1:8000/v1"), vlm.pop("model", "default"), **vlm)
@@ -90,12 +90,12 @@ def scorer_for(rset: Any, cfg: RubricLabelConfig, cache_dir: Path = STORE) -> An
 @task(name="rubric-label-shard", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def label_shard(env: str, rollouts: Path, start: int, stop: int, cfg: RubricLabelConfig) -> Path:
     """Rubric scores V [n, K] (NaN rows: frames the VLM never answered validly) of frames ``start:stop``."""
-    from embodied_safety.shield.demos import save_npz
-    from embodied_safety.shield.rubrics import RUBRIC_SETS
+    from embodied_safety.shield.costs.rubrics import RUBRIC_SETS
+    from embodied_safety.shield.policy.demos import save_npz
 
     path = shard_path("labels", {"env": env, "range": [start, stop], **scorer_key(env, cfg)}, (str(rollouts),))
     if not path.is_file():
-        from embodied_safety.shield.rollouts import RolloutSet
+        from embodied_safety.shield.policy.rollouts import RolloutSet
 
         frames = np.asarray(RolloutSet.load(rollouts).frames[start:stop])
         scores = scorer_for(RUBRIC_SETS[cfg.rubric_sets[env]], cfg).score(frames)

@@ -31,7 +31,7 @@ DATA: Mapping[str, tuple[str, ...]] = {
     "embodied_safety.actors.prompts": (f"{_SRC}embodied_safety/actors/prompts",),
     "embodied_safety.critics.llm": (f"{_SRC}embodied_safety/critics/prompts",),
     "embodied_safety.agentbench.planners": (f"{_SRC}embodied_safety/agentbench/prompts",),
-    "embodied_safety.shield.vlm_scorer": (f"{_SRC}embodied_safety/shield/prompts",),
+    "embodied_safety.shield.costs.vlm_scorer": (f"{_SRC}embodied_safety/shield/costs/prompts",),
     "embodied_safety.envs.control._mujoco": (f"{_SRC}embodied_safety/envs/control/assets",),
 }
 _DATA_SUFFIXES = (".txt", ".xml", ".json", ".yaml")

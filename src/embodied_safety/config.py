@@ -446,7 +446,7 @@ class ShieldPPOConfig:
     scale: Literal["demo", "study"] = "demo"  # a label in every table: demo = make demo's matrix, study = make shield-study
     hyper: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     cpu: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
-    runs: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # env -> run names (ppo_report.LABELS)
+    runs: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # env -> run names (shield.rl.report.LABELS)
     seeds: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     delta_sweep: dict[str, list[float]] = dataclasses.field(default_factory=dict)
     safety_update: Literal["dpg", "advantage", "mixed", "recovery"] = "advantage"

@@ -16,8 +16,8 @@ pytest.importorskip("uvicorn")
 
 from embodied_safety.envs.control import palette as P  # noqa: E402
 from embodied_safety.llm.chat import OpenAIChat  # noqa: E402
-from embodied_safety.shield.rubrics import DUBINS_VL, TURTLEBOT_NAV  # noqa: E402
-from embodied_safety.shield.vlm_scorer import USER_TEXT, VLMScorer, render_prompt  # noqa: E402
+from embodied_safety.shield.costs.rubrics import DUBINS_VL, TURTLEBOT_NAV  # noqa: E402
+from embodied_safety.shield.costs.vlm_scorer import USER_TEXT, VLMScorer, render_prompt  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +34,7 @@ def ego(bottom: int) -> np.ndarray:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     from embodied_safety.actors.serve import serve_model
-    from embodied_safety.shield.tiny_vlm import build_tiny_vlm
+    from embodied_safety.shield.costs.tiny_vlm import build_tiny_vlm
 
     model_dir = str(build_tiny_vlm(tmp_path_factory.mktemp("vlm") / "tiny-llava", max_new_tokens=16))
     with serve_model(model_dir, timeout_s=180) as base_url:
@@ -68,7 +68,7 @@ def test_scores_go_through_the_server_fail_per_frame_and_are_cached(served, tmp_
 
 
 def test_llm_proposer_sends_both_frames(served, tmp_path) -> None:
-    from embodied_safety.shield.rtd import LLMProposer
+    from embodied_safety.shield.costs.rtd import LLMProposer
 
     base_url, model = served
     with OpenAIChat(base_url, model, max_tokens=16, timeout_s=120, max_retries=1) as client:

@@ -25,15 +25,15 @@ def test_closure_follows_relative_lazy_and_from_imports_with_parent_packages():
     assert {"embodied_safety.io", "embodied_safety.records", "embodied_safety.rollout.runner"} <= direct  # relative
     closure = import_closure("flows.rubric_label")
     # lazy (function-level) imports count, `from pkg import module` counts the module, parents' __init__ too
-    assert {"embodied_safety.shield.cost_metrics", "embodied_safety.shield.rubrics", "embodied_safety.shield",
+    assert {"embodied_safety.shield.costs.metrics", "embodied_safety.shield.costs.rubrics", "embodied_safety.shield",
             "embodied_safety", "flows", "tasks", "tasks.shield"} <= set(closure)
     assert not any(m.startswith(("prefect", "numpy")) for m in closure)  # third-party: not repository files
 
 
 def test_closure_holds_declared_data_and_leaves_out_what_is_not_imported():
     files = closure_files("flows.rubric_label")
-    assert "src/embodied_safety/shield/prompts/dubins_vl_5r.txt" in files  # vlm_scorer reads its prompts
-    assert "src/embodied_safety/shield/prompts" in closure_deps("flows.rubric_label")
+    assert "src/embodied_safety/shield/costs/prompts/dubins_vl_5r.txt" in files  # vlm_scorer reads its prompts
+    assert "src/embodied_safety/shield/costs/prompts" in closure_deps("flows.rubric_label")
     report = closure_files("flows.report")
     assert "src/embodied_safety/evaluation/report.py" in report
     assert not any("/shield/" in f or "/agentbench/" in f for f in report)

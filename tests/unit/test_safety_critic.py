@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from embodied_safety.shield.critic import (
+from embodied_safety.shield.rl.critic import (
     CriticConfig,
     CriticTrainer,
     ReplayBuffer,
@@ -18,7 +18,7 @@ from embodied_safety.shield.critic import (
     tabular_backup,
     tabular_fixed_point,
 )
-from embodied_safety.shield.ppo import gae, policy_loss
+from embodied_safety.shield.rl.ppo import gae, policy_loss
 
 
 def chain(margins: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -108,7 +108,7 @@ def test_critic_training_reaches_the_hand_computed_chain_values() -> None:
 
 
 def test_twin_critic_takes_the_pessimistic_head_and_saves(tmp_path) -> None:
-    from embodied_safety.shield.policy import PolicyConfig, VisuomotorPolicy
+    from embodied_safety.shield.policy.visuomotor import PolicyConfig, VisuomotorPolicy
 
     policy = VisuomotorPolicy(PolicyConfig(action_low=(-1.0,), action_high=(1.0,), image_size=(36, 36)))
     critic = SafetyCritic.from_policy(policy, CriticConfig(twin=True, hidden=(16,), freeze_encoder=True))

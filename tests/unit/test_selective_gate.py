@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from embodied_safety.shield.critic import (
+from embodied_safety.shield.rl.critic import (
     CriticConfig,
     CriticTrainer,
     FeatureReplay,
@@ -93,8 +93,8 @@ def test_selective_gate_flags_fewer_samples_than_the_d1_gate() -> None:
 
 
 def test_gate_check_runs_on_a_tiny_state_setup() -> None:
-    from embodied_safety.shield import state_control as sc
-    from embodied_safety.shield.gate_check import gate_check
+    from embodied_safety.shield.rl import state_control as sc
+    from embodied_safety.shield.rl.gate_check import gate_check
 
     cfg = sc.StateControlConfig(bc_episodes=4, bc_epochs=1, start_envs=8, start_steps=16, warm_regress=5,
                                 warm_td=5, eval_episodes=8)
@@ -113,7 +113,7 @@ def test_gate_check_runs_on_a_tiny_state_setup() -> None:
 
 @pytest.mark.parametrize("run", ["gated_selective_recovery", "ppo_lag"])
 def test_state_control_runs_one_iteration(run: str) -> None:
-    from embodied_safety.shield import state_control as sc
+    from embodied_safety.shield.rl import state_control as sc
 
     cfg = sc.StateControlConfig(bc_episodes=4, bc_epochs=1, start_envs=8, start_steps=16, warm_regress=5,
                                 warm_td=5, total_steps=64, num_envs=4, eval_episodes=8)
@@ -132,14 +132,14 @@ def test_state_control_runs_one_iteration(run: str) -> None:
 
 
 def test_recovery_needs_the_gated_method() -> None:
-    from embodied_safety.shield.ppo import PPOConfig
+    from embodied_safety.shield.rl.ppo import PPOConfig
 
     with pytest.raises(ValueError, match="recovery"):
         PPOConfig(method="ppo_lag", safety_update="recovery")
 
 
 def test_train_vec_state_observations_keep_the_terminal_state() -> None:
-    from embodied_safety.shield.vecenv import TrainVec
+    from embodied_safety.shield.rl.vecenv import TrainVec
 
     vec = TrainVec("dubins", 4, seed=3, obs="state")
     states, _, margin, _ = vec.reset()

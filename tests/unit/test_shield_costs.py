@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from embodied_safety.envs.control import palette as P
-from embodied_safety.shield import cost_metrics as cm
-from embodied_safety.shield.calibrate import (
+from embodied_safety.shield.costs import metrics as cm
+from embodied_safety.shield.costs.calibrate import (
     PlattCalibration,
     balanced_weights,
     broadcast_episode_bits,
@@ -24,8 +24,13 @@ from embodied_safety.shield.calibrate import (
     fit_platt,
     plot_reliability,
 )
-from embodied_safety.shield.pixel_scorer import FEATURE_LIBRARY, PixelScorer, feature_hazards, frame_spec
-from embodied_safety.shield.rtd import (
+from embodied_safety.shield.costs.pixel_scorer import (
+    FEATURE_LIBRARY,
+    PixelScorer,
+    feature_hazards,
+    frame_spec,
+)
+from embodied_safety.shield.costs.rtd import (
     LLMProposer,
     PixelProposer,
     Proposal,
@@ -35,7 +40,7 @@ from embodied_safety.shield.rtd import (
     run_rtd,
     stratified_pose_set,
 )
-from embodied_safety.shield.rubrics import (
+from embodied_safety.shield.costs.rubrics import (
     DEFAULT_RUBRIC_SETS,
     DUBINS_VL,
     FRANKA_REACH,
@@ -47,7 +52,7 @@ from embodied_safety.shield.rubrics import (
     Rubric,
     RubricSet,
 )
-from embodied_safety.shield.vlm_scorer import (
+from embodied_safety.shield.costs.vlm_scorer import (
     USER_TEXT,
     VLMScorer,
     covered_rubrics,

@@ -10,9 +10,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 gym = pytest.importorskip("gymnasium")
 
-from embodied_safety.shield.bc import split_episodes, train_bc  # noqa: E402
-from embodied_safety.shield.demos import DemoSet, collect_demos, episode_seeds, load_npz, read_summary  # noqa: E402
-from embodied_safety.shield.policy import (  # noqa: E402
+from embodied_safety.shield.policy.bc import split_episodes, train_bc  # noqa: E402
+from embodied_safety.shield.policy.demos import DemoSet, collect_demos, episode_seeds, load_npz, read_summary  # noqa: E402
+from embodied_safety.shield.policy.rollouts import RolloutSet, collect_rollouts, evaluate_policy  # noqa: E402
+from embodied_safety.shield.policy.visuomotor import (  # noqa: E402
     GaussianPolicy,
     PolicyConfig,
     VisuomotorPolicy,
@@ -22,7 +23,6 @@ from embodied_safety.shield.policy import (  # noqa: E402
     load_policy,
     policy_for_env,
 )
-from embodied_safety.shield.rollouts import RolloutSet, collect_rollouts, evaluate_policy  # noqa: E402
 
 SIZE = 36  # the smallest frame the 8/4, 4/2, 3/1 CNN accepts
 
@@ -347,7 +347,7 @@ def dubins_factories():
 
 
 def test_dubins_demos_bc_rollouts_end_to_end(tmp_path):
-    from embodied_safety.shield.demos import scripted_expert
+    from embodied_safety.shield.policy.demos import scripted_expert
 
     make_env, make_vec = dubins_factories()
     demos = collect_demos(make_env, scripted_expert("DubinsVL"), n_episodes=3, seed=0, noise=0.1,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from embodied_safety.shield import ppo_report as rep
-from embodied_safety.shield.margins import BINARY_SAFE, BINARY_UNSAFE, MarginSource
-from embodied_safety.shield.vecenv import TrainVec
+from embodied_safety.shield.costs.margins import BINARY_SAFE, BINARY_UNSAFE, MarginSource
+from embodied_safety.shield.rl import report as rep
+from embodied_safety.shield.rl.vecenv import TrainVec
 
 
 def test_train_vec_keeps_the_terminal_frame_and_the_reset_one() -> None:

@@ -44,8 +44,8 @@ def test_deps_are_inputs_plus_the_import_closure(declared):
     assert spec["rollouts"]["outs"] == [{"data/rollouts": {"persist": True}}]
     assert spec["shield_tables"]["outs"] == [{"data/shield/ppo_tables.md": {"cache": False}}]
     tables = spec["shield_tables"]["deps"]  # the table renderer's closure only: no training code
-    assert tables[0] == "data/shield/ppo" and "src/embodied_safety/shield/ppo_report.py" in tables
-    assert not {"flows/shield_ppo.py", "src/embodied_safety/shield/ppo.py"} & set(tables)
+    assert tables[0] == "data/shield/ppo" and "src/embodied_safety/shield/rl/report.py" in tables
+    assert not {"flows/shield_ppo.py", "src/embodied_safety/shield/rl/ppo.py"} & set(tables)
     for s in spec.values():  # every dep exists (or is produced by an earlier stage, or lives outside the repo)
         body = s.get("do", s)
         for dep in body["deps"]:

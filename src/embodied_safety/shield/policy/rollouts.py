@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..io import write_json
+from ...io import write_json
 from .demos import MakeEnv, _info_float, _instruction_ids, episode_seeds, load_npz, save_npz, summary_path
-from .policy import GaussianPolicy
+from .visuomotor import GaussianPolicy
 
 #: num_envs -> vectorised env (batched reset/step, same-step autoreset, ``info["final_image"]``)
 MakeVec = Callable[[int], Any]

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..io import replace_dir, scratch_dir, write_json
+from ...io import replace_dir, scratch_dir, write_json
 
 CONFIG_FILE = "critic.json"
 WEIGHTS_FILE = "critic.safetensors"
@@ -238,7 +238,7 @@ def load_critic(path: str | os.PathLike[str], policy_config: Any) -> SafetyCriti
     """Rebuild a saved critic; its encoder has the architecture of ``policy_config`` (a ``PolicyConfig``)."""
     from safetensors.torch import load_file
 
-    from .policy import Encoder
+    from ..policy.visuomotor import Encoder
 
     path = Path(path)
     meta = json.loads((path / CONFIG_FILE).read_text())
@@ -413,7 +413,7 @@ class CriticTrainer:
 
 def replay_from_rollouts(rollouts: Any, margins: np.ndarray, max_steps: int, capacity: int | None = None,
                          seed: int = 0) -> ReplayBuffer:
-    """Transitions ``(o_t, a_t, ℓ(o_t), o_{t+1}, ℓ(o_{t+1}), terminated)`` of a :class:`~.rollouts.RolloutSet`
+    """Transitions ``(o_t, a_t, ℓ(o_t), o_{t+1}, ℓ(o_{t+1}), terminated)`` of a :class:`~embodied_safety.shield.policy.rollouts.RolloutSet`
     (frames in episode order, each episode's final frame last), with per-frame margins ``margins``.
     An episode shorter than ``max_steps`` ended by termination; one of ``max_steps`` steps was truncated."""
     ep = np.asarray(rollouts.frame_episode)

@@ -15,7 +15,7 @@ One readable CleanRL-style loop serves every method, so they share env interacti
 
 ``gated`` and ``penalty`` train the critic on the shared replay buffer (K steps per iteration, Algorithm 1
 lines 3–5); every method sees the same training cost ``c = 1[ℓ < 0]`` from the margin source
-(:mod:`.margins`), and ``c̄`` is the mean per-episode training cost of the episodes that ended in the
+(:mod:`embodied_safety.shield.costs.margins`), and ``c̄`` is the mean per-episode training cost of the episodes that ended in the
 iteration. Evaluation and the training curves' CSC read the simulator's cost.
 
 With ``train_encoder = False`` (the CPU default) the policy's encoder is frozen: features are computed once
@@ -35,9 +35,9 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..costs.margins import MarginKind, MarginSource
+from ..policy.visuomotor import clipped_gaussian_log_prob, gaussian_entropy
 from .critic import CriticConfig, CriticTrainer, FeatureReplay, ReplayBuffer, SafetyCritic, best_of
-from .margins import MarginKind, MarginSource
-from .policy import clipped_gaussian_log_prob, gaussian_entropy
 from .vecenv import TrainVec
 
 Method = Literal["ppo", "ppo_lag", "gated", "penalty"]

@@ -1,12 +1,12 @@
 """The state-based Dubins control (issue 21, item 4): the same critic, gate and PPO loop on the 7-D state.
 
-No CNN and no rubric scorer: a :class:`~.state_policy.StatePolicy` is behaviour-cloned from the scripted expert
+No CNN and no rubric scorer: a :class:`~embodied_safety.shield.policy.state.StatePolicy` is behaviour-cloned from the scripted expert
 in seconds, its own stochastic rollouts warm a safety critic (App. D's warm-up, :func:`.critic.warm_start`), and
 :func:`.ppo.train` runs each method from it with ``obs: state`` on the ground-truth margin ℓ* (the "HJ (GT
 cost)" setting) — so what the gate does to cost and success shows in minutes, without the encoder in the way::
 
-    python -m embodied_safety.shield.state_control check            # the offline gate check, both critic targets
-    python -m embodied_safety.shield.state_control compare --seeds 0 1 2   # table + data/shield/state_control.json
+    python -m embodied_safety.shield.rl.state_control check            # the offline gate check, both critic targets
+    python -m embodied_safety.shield.rl.state_control compare --seeds 0 1 2   # table + data/shield/state_control.json
 
 Runs (:data:`RUNS`): unconstrained PPO, PPO-Lagrangian, the D.1 gate (critic of the current policy) with the
 cost-advantage step, and the selective gate (HJ critic, best candidate action) with the cost-advantage step or
@@ -26,11 +26,11 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from ..costs.margins import MarginSource
+from ..policy.state import StatePolicy, StatePolicyConfig
+from ..policy.visuomotor import clipped_gaussian_log_prob
 from .critic import CriticConfig, CriticTrainer, ReplayBuffer, SafetyCritic, warm_start
-from .margins import MarginSource
-from .policy import clipped_gaussian_log_prob
 from .ppo import PPOConfig, train
-from .state_policy import StatePolicy, StatePolicyConfig
 from .vecenv import TrainVec
 
 BC_SEED, START_SEED, EVAL_SEED = 1_000_000, 2_000_000, 3_000_000
@@ -88,8 +88,8 @@ class StartData:
 
 def bc_policy(cfg: StateControlConfig) -> StatePolicy:
     """Behaviour cloning (clipped-Gaussian NLL) on the scripted expert's labels along noisy expert episodes."""
-    from ..envs.control.dubins import U_MAX, DubinsVLVec
-    from ..envs.control.experts import dubins_expert
+    from ...envs.control.dubins import U_MAX, DubinsVLVec
+    from ...envs.control.experts import dubins_expert
 
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
@@ -123,7 +123,7 @@ def bc_policy(cfg: StateControlConfig) -> StatePolicy:
 
 def evaluate(policy: StatePolicy, episodes: int, seed: int = EVAL_SEED) -> dict[str, float]:
     """The deterministic policy for one episode per seed ``seed + i``: SR (reach with no violation), CSC, reach."""
-    from ..envs.control.dubins import DubinsVLVec
+    from ...envs.control.dubins import DubinsVLVec
 
     vec = DubinsVLVec(episodes, render=False, seed=seed)
     _, info = vec.reset()
@@ -261,7 +261,7 @@ def check(cfg: StateControlConfig) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     from pathlib import Path
 
-    from ..io import write_json
+    from ...io import write_json
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("command", choices=["check", "compare"])

@@ -10,7 +10,7 @@ exactly as the prompt asks for them (so a pixel scorer and a VLM are interchange
 (0 = safe) on every platform and Platt's slope ``a`` is positive everywhere.
 
 Each set names the verbatim system prompt (``prompts/<prompt>.txt``) that covers its leading rubrics;
-rubrics added later by RTD are appended to that prompt by :func:`embodied_safety.shield.vlm_scorer.render_prompt`.
+rubrics added later by RTD are appended to that prompt by :func:`embodied_safety.shield.costs.vlm_scorer.render_prompt`.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class RubricSet:
 
     env: str
     rubrics: tuple[Rubric, ...]
-    #: stem of the verbatim system prompt ``shield/prompts/<prompt>.txt`` covering the leading rubrics
+    #: stem of the verbatim system prompt ``shield/costs/prompts/<prompt>.txt`` covering the leading rubrics
     prompt: str = ""
     #: the answer format that prompt demands: ``json`` (E.4.1 ``{"scores": [...]}``) or ``lines`` (``NAME: x``)
     response_format: ResponseFormat = "lines"

@@ -43,7 +43,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..io import replace_dir, scratch_dir, write_json
+from ...io import replace_dir, scratch_dir, write_json
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"

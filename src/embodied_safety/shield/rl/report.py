@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.plots import curve_rows, write_plot_data
+from ...evaluation.plots import curve_rows, write_plot_data
 
 LABELS: dict[str, str] = {
     "ppo": "Unconstrained PPO",
@@ -182,7 +182,7 @@ def all_tables(envs: Sequence[str], title: str, out_root: str | os.PathLike[str]
     ``<out_root>/../ppo_tables.md``."""
     import json
 
-    from ..io import atomic_write_text
+    from ...io import atomic_write_text
 
     out_root = Path(out_root)
     rows: list[dict[str, Any]] = []
@@ -275,7 +275,7 @@ def plot_bars(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], t
 def dubins_grid(resolution: int = 41, headings: Sequence[float] = (0.0, math.pi / 2, math.pi, -math.pi / 2),
                 obstacle: tuple[float, float] = (0.0, 0.0), goal: tuple[float, float] = (0.7, 0.7)) -> dict[str, Any]:
     """Frames of a fixed Dubins-VL scene with the car at every grid position and heading (Fig. 3's axes)."""
-    from ..envs.control.dubins import D_SAFE, R_OBS, _Batch
+    from ...envs.control.dubins import D_SAFE, R_OBS, _Batch
 
     xs = np.linspace(-0.95, 0.95, resolution)
     gx, gy = np.meshgrid(xs, xs[::-1])

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.plots import save_figure
-from ..io import read_json, write_json
+from ...evaluation.plots import save_figure
+from ...io import read_json, write_json
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ def plot_reliability(cal: PlattCalibration, rho: np.ndarray, unsafe: np.ndarray,
     ax2.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    from ..evaluation.plots import curve_rows, write_plot_data
+    from ...evaluation.plots import curve_rows, write_plot_data
 
     write_plot_data(path, [*curve_rows("reliability", "ideal", [(0.0, 0.0), (1.0, 1.0)]),
                            *curve_rows("reliability", "class-balanced", list(zip(pm, [r["observed_balanced"] for r in rel["bins"]], strict=True))),

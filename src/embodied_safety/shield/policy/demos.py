@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..io import atomic_write_bytes, write_json
+from ...io import atomic_write_bytes, write_json
 
 MakeEnv = Callable[[], Any]  # -> gymnasium.Env with the {"image", "instruction"} Dict observation
 Expert = Callable[[Mapping[str, Any], Any, np.random.Generator], Any]  # (info, env, rng) -> action
@@ -62,7 +62,7 @@ def scripted_expert(env_name: str, expert_noise: float = 0.0) -> Expert:
     ``expert_noise`` is the expert's own noise, which lands in the recorded BC target too; prefer
     :func:`collect_demos`' ``noise`` (executed action only).
     """
-    from ..envs.control.experts import expert_action
+    from ...envs.control.experts import expert_action
 
     def expert(info: Mapping[str, Any], env: Any, rng: np.random.Generator) -> Any:
         return expert_action(env_name, np.asarray(info["state"]), rng, noise=expert_noise)

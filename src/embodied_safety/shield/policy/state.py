@@ -1,10 +1,10 @@
 """An MLP Gaussian policy on Dubins-VL's 7-D state (no vision): the state-based control of issue 21.
 
-It has the surface :mod:`.ppo` and :mod:`.critic` use from :class:`~.policy.VisuomotorPolicy` — ``encoder``,
+It has the surface :mod:`embodied_safety.shield.rl.ppo` and :mod:`embodied_safety.shield.rl.critic` use from :class:`~.visuomotor.VisuomotorPolicy` — ``encoder``,
 ``feature_dim``, ``features`` / ``from_features`` / ``forward`` taking ``(observations, instructions)``, the
 action bounds and ``log_std`` — so the same gated PPO loop and the same safety critic (a copy of this encoder
 plus a Q head) run on it in seconds per iteration. The action distribution is the clipped Gaussian with a
-tanh-squashed mean of :mod:`.policy`. The instruction is ignored (Dubins-VL has one task).
+tanh-squashed mean of :mod:`.visuomotor`. The instruction is ignored (Dubins-VL has one task).
 
 The encoder reads ``s = [x, y, θ, gx, gy, ox, oy]`` as ``[x, y, cos θ, sin θ, gx − x, gy − y, ox − x, oy − y]``
 (a fixed function of the state: the angle without its wrap-around, the goal and obstacle relative to the car).

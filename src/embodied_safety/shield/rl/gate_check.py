@@ -13,7 +13,7 @@ Two questions, on Dubins-VL, against the simulator:
    (``argmax_{a ∈ C(o)} Q_s(o, a)``, :func:`.critic.candidate_actions`) should agree with the safer turn on at least
    80 % of the states. ``sign(∂Q_s/∂a)`` at the policy mean (Eq. 6's direction) is reported beside it.
 
-``python -m embodied_safety.shield.state_control check`` runs both on the state-based control (a BC start policy,
+``python -m embodied_safety.shield.rl.state_control check`` runs both on the state-based control (a BC start policy,
 its rollouts, a critic warmed with each target; ``data/shield/gate_check_state.json``); the ``shield_ppo`` stage
 runs :func:`gate_check` on its warmed critics before any run (``data/shield/ppo/<env>/gate_check.json``).
 """
@@ -35,7 +35,7 @@ AGREEMENT_TARGET = 0.8
 def near_obstacle_states(n: int, seed: int, render: bool) -> tuple[np.ndarray, np.ndarray | None, str]:
     """``(states [n, 7], frames [n, 84, 84, 3] or None, instruction)``: Dubins-VL scenes with the car moved near
     the obstacle at a random heading."""
-    from ..envs.control.dubins import DubinsVLVec
+    from ...envs.control.dubins import DubinsVLVec
 
     vec = DubinsVLVec(n, render=render, seed=seed)
     obs, info = vec.reset()
@@ -51,7 +51,7 @@ def near_obstacle_states(n: int, seed: int, render: bool) -> tuple[np.ndarray, n
 def safer_turn_gap(states: np.ndarray, turn_steps: int = 3, horizon: int = 10) -> np.ndarray:
     """``worst ℓ*(full left) − worst ℓ*(full right)`` per state: each turn held ``turn_steps`` control steps,
     then straight, for ``horizon`` steps (0.1 s each); > 0 means turning left (``u > 0``) is safer."""
-    from ..envs.control.dubins import U_MAX, euler, margin
+    from ...envs.control.dubins import U_MAX, euler, margin
 
     n = len(states)
     obstacles = states[:, 5:7].reshape(-1, 1, 2)

@@ -19,7 +19,7 @@ not kept; the previous rubric stays, and the rejected names are not proposed aga
 them and continue; a silent regression of the cost would reach the safety critic unnoticed.
 
 Tail AUROC: with ground-truth margins ``h`` (the simulator's ℓ*, used only to evaluate and to stratify,
-never by a scorer or the calibration) it is :func:`~.cost_metrics.tail_auroc` on ``|h| < band``; without
+never by a scorer or the calibration) it is :func:`~.metrics.tail_auroc` on ``|h| < band``; without
 them, the AUROC of −m against the labels over the whole pose set.
 """
 
@@ -34,11 +34,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..io import write_json
-from ..llm.ask import ask_cached, cache_key
-from ..llm.parsing import json_object
+from ...io import write_json
+from ...llm.ask import ask_cached, cache_key
+from ...llm.parsing import json_object
 from .calibrate import PlattCalibration, fit_platt
-from .cost_metrics import auroc, tail_auroc
+from .metrics import auroc, tail_auroc
 from .pixel_scorer import FEATURE_LIBRARY, FrameSpec, PixelScorer, as_batch, feature_hazards, frame_spec
 from .rubrics import NAME_RE, Rubric, RubricSet
 from .vlm_scorer import ChatClient, chat_each, frame_digest, prompt_text, text_with_images

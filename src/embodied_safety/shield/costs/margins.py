@@ -59,8 +59,8 @@ def margin_source(kind: MarginKind, env: str | None = None, calibration_dir: str
         raise ValueError(f"unknown margin source {kind!r}: rubric | gt | binary")
     from pathlib import Path
 
+    from ..envs import RUBRIC_ENV
     from .calibrate import PlattCalibration
-    from .envs import RUBRIC_ENV
     from .pixel_scorer import PixelScorer
     from .rubrics import default_rubric_set
 

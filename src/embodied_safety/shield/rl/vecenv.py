@@ -42,7 +42,7 @@ class TrainVec:
 
     def __init__(self, env: str, n: int, seed: int, perturbation: str | None = None,
                  max_steps: int | None = None, obs: Literal["image", "state"] = "image") -> None:
-        from .envs import gym_id
+        from ..envs import gym_id
 
         self.n, self.seed = n, seed
         self._episodes = np.zeros(n, dtype=np.int64)
@@ -52,7 +52,7 @@ class TrainVec:
             raise ValueError(f"obs: state is implemented for Dubins-VL only, not {env!r}")
         kw = {} if max_steps is None else {"max_steps": max_steps}
         if self._dubins:
-            from ..envs.control.dubins import DubinsVLVec
+            from ...envs.control.dubins import DubinsVLVec
 
             self._vec = DubinsVLVec(n, render=not self._state, perturbation=perturbation, **kw)
             self._envs: list[Any] = []
@@ -65,7 +65,7 @@ class TrainVec:
             self._instructions = [""] * n
 
     def _dubins_margin(self, state: np.ndarray) -> np.ndarray:
-        from ..envs.control.dubins import margin
+        from ...envs.control.dubins import margin
 
         k = self._vec._b.k
         return margin(state[:, :2], state[:, 5:].reshape(len(state), k, 2))

@@ -35,8 +35,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..llm.ask import Answer, ask_cached, cache_key
-from ..llm.parsing import json_object
+from ...llm.ask import Answer, ask_cached, cache_key
+from ...llm.parsing import json_object
 from .pixel_scorer import as_batch
 from .rubrics import Rubric, RubricSet
 
@@ -49,10 +49,10 @@ _JSON_NAME = re.compile(r'\{"name": "([A-Z][A-Z0-9_]*)"')
 
 @cache
 def prompt_text(stem: str) -> str:
-    """The stored prompt ``shield/prompts/<stem>.txt`` (without its final newline)."""
+    """The stored prompt ``shield/costs/prompts/<stem>.txt`` (without its final newline)."""
     path = resources.files(__package__).joinpath("prompts", f"{stem}.txt")
     if not path.is_file():
-        raise FileNotFoundError(f"no prompt shield/prompts/{stem}.txt")
+        raise FileNotFoundError(f"no prompt shield/costs/prompts/{stem}.txt")
     return path.read_text(encoding="utf-8").removesuffix("\n")
 
 

@@ -26,7 +26,7 @@ import torch
 from torch import Tensor
 
 from .demos import DemoSet
-from .policy import GaussianPolicy, clipped_gaussian_log_prob
+from .visuomotor import GaussianPolicy, clipped_gaussian_log_prob
 
 EvalFn = Callable[[GaussianPolicy], dict[str, float]]
 Log = Callable[[dict[str, float], int], None]
@@ -55,7 +55,7 @@ class BCHistory:
         """Train / val NLL per epoch; a second panel with the evaluation metrics when there are any."""
         from matplotlib.figure import Figure
 
-        from ..evaluation.plots import save_figure
+        from ...evaluation.plots import save_figure
 
         metrics = [k for k in ("sr", "violation_rate", "reach_rate") if any(k in r for r in self.rows)]
         fig = Figure(figsize=(9 if metrics else 5, 3.4))
@@ -82,7 +82,7 @@ class BCHistory:
             ax2.legend(fontsize=8)
         fig.suptitle(title, fontsize=10)
         fig.tight_layout()
-        from ..evaluation.plots import curve_rows, write_plot_data
+        from ...evaluation.plots import curve_rows, write_plot_data
 
         write_plot_data(path, [*curve_rows("NLL per action dim", "train", [(r["epoch"], r["loss"]) for r in self.rows]),
                                *curve_rows("NLL per action dim", "held-out", val),

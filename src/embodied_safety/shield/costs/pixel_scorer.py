@@ -73,7 +73,7 @@ class FrameSpec:
 @cache
 def frame_spec(env: str) -> FrameSpec:
     """The palette-based spec of one control env (the palette is imported here, not at module import)."""
-    from ..envs.control import palette as p
+    from ...envs.control import palette as p
 
     specs = {
         # 84 px over [-1, 1]^2 = 42 px per unit; near_px = 2 d_safe = 0.6 units, so the hazard is 0.5 at d_safe
