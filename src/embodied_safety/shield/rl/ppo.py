@@ -200,192 +200,280 @@ class _Episodes:
                 "sr": float(np.mean(r[:, 3].astype(bool) & ~r[:, 4].astype(bool)))}
 
 
-def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: SafetyCritic | None = None,
-          log: Callable[[dict[str, float], int], None] | None = None,
-          progress: Callable[[str], None] | None = print) -> TrainResult:
-    """Algorithm 1 (``gated``) or a baseline on ``env`` from the (BC-initialised) ``policy``; in place.
+@dataclass
+class Rollout:
+    """One iteration's on-policy batch (Algorithm 1 line 3): ``T`` steps of ``n`` envs, ``[T, n, ...]`` arrays.
 
-    ``critic``: a warm-started safety critic (:func:`.critic.warm_start`); a fresh copy of the policy's
-    encoder with a new head otherwise (``gated`` / ``penalty`` only)."""
-    torch.manual_seed(cfg.seed)
-    torch.set_num_threads(cfg.threads)
-    gen = torch.Generator().manual_seed(cfg.seed)
-    vec = TrainVec(env, cfg.num_envs, seed=10_000 * (cfg.seed + 1), obs=cfg.obs)
-    images, instructions, gt_m, gt_c = vec.reset()
-    low = torch.as_tensor(policy.action_low)
-    high = torch.as_tensor(policy.action_high)
-    a_dim = int(low.numel())
-    T, n = cfg.rollout_steps, cfg.num_envs
-    uses_critic = cfg.method in USES_CRITIC
-    value = mlp(policy.feature_dim)
-    cost_value = mlp(policy.feature_dim) if cfg.method == "ppo_lag" or (
-        uses_critic and cfg.safety_update not in ("dpg", "recovery")) else None
-    value_params = list(value.parameters()) + (list(cost_value.parameters()) if cost_value is not None else [])
-    if not cfg.train_encoder:
-        policy.encoder.requires_grad_(False)
-    pi_params = [p for p in policy.parameters() if p.requires_grad]
-    pi_opt = torch.optim.Adam(pi_params, lr=cfg.lr, eps=1e-5)
-    v_opt = torch.optim.Adam(value_params, lr=cfg.value_lr, eps=1e-5)
-    trainer: CriticTrainer | None = None
-    buffer: ReplayBuffer | FeatureReplay | None = None
-    if not uses_critic:
-        critic = None
-    elif critic is None:
-        critic = SafetyCritic.from_policy(policy, cfg.critic).eval()
-    if critic is not None:
-        capacity = min(critic.config.buffer_size, cfg.total_steps + cfg.batch)
-        if cfg.critic_replay == "features":
-            if cfg.train_encoder:
-                raise ValueError("critic_replay: features needs train_encoder: false (replay stores policy features)")
-            critic.config = replace(critic.config, freeze_encoder=True)
-            critic.encoder.requires_grad_(False)
-            buffer = FeatureReplay(capacity, critic.feature_dim, policy.feature_dim, a_dim, seed=cfg.seed)
-        else:
-            buffer = ReplayBuffer(capacity, images.shape[1:], a_dim, seed=cfg.seed, dtype=images.dtype)
-        trainer = CriticTrainer(critic)
+    ``costs`` is the training cost ``1[ℓ(o_{t+1}) < 0]`` from the margin source; ``next_values[t]`` is
+    ``V(o_{t+1})`` (0 where terminated; at a time limit, of the terminal frame, not the reset one);
+    ``reached_images`` (feature replay only) are the frames each step reached, before any reset."""
 
-    def feats(imgs: Any, instr: list[str]) -> Tensor:
+    images: np.ndarray
+    reached_images: np.ndarray | None
+    instructions: list[list[str]]
+    features: Tensor
+    actions: Tensor
+    log_probs: Tensor
+    ell: np.ndarray
+    reached_ell: np.ndarray
+    rewards: np.ndarray
+    costs: np.ndarray
+    dones: np.ndarray
+    terminated: np.ndarray
+    values: np.ndarray
+    next_values: np.ndarray
+    cost_values: np.ndarray
+    next_cost_values: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.rewards.size)
+
+    def flat_images(self, reached: bool = False) -> Tensor:
+        src = self.reached_images if reached else self.images
+        assert src is not None
+        return torch.from_numpy(src.reshape(self.size, *src.shape[2:]))
+
+    def flat_instructions(self) -> list[str]:
+        return [s for row in self.instructions for s in row]
+
+
+@dataclass
+class Advantages:
+    """Normalised reward advantages (mixed with the cost ones for ``ppo_lag`` / ``penalty``), value targets,
+    and the cost ones when there is a cost value head; flat ``[T·n]``."""
+
+    adv: Tensor
+    ret: Tensor
+    cost_adv: Tensor
+    cost_ret: Tensor | None
+
+
+def advantages(ro: Rollout, costs: np.ndarray, cfg: PPOConfig, dual: float, with_cost: bool) -> Advantages:
+    """GAE of the reward (and of ``costs`` when ``with_cost``), a truncation's value bootstrapped into the reward
+    (CleanRL's fix); SafeVLA's mixed advantage ``(A_r − λ A_c) / (1 + λ)`` for ``ppo_lag`` and ``penalty``."""
+    n = ro.size
+    trunc = (ro.dones > 0) & (ro.terminated == 0)
+    rew_b = ro.rewards + cfg.gamma * np.where(trunc, ro.next_values, 0.0)
+    adv, ret = gae(rew_b, ro.values, ro.next_values, ro.dones, cfg.gamma, cfg.gae_lambda)
+    b_adv = _normalise(torch.as_tensor(adv.reshape(n), dtype=torch.float32))
+    b_ret = torch.as_tensor(ret.reshape(n), dtype=torch.float32)
+    b_cadv, b_cret = torch.zeros(n), None
+    if with_cost:
+        cost_b = costs + cfg.gamma * np.where(trunc, ro.next_cost_values, 0.0)
+        cadv, cret = gae(cost_b, ro.cost_values, ro.next_cost_values, ro.dones, cfg.gamma, cfg.gae_lambda)
+        b_cadv = _normalise(torch.as_tensor(cadv.reshape(n), dtype=torch.float32))
+        b_cret = torch.as_tensor(cret.reshape(n), dtype=torch.float32)
+        if cfg.method in ("ppo_lag", "penalty"):  # SafeVLA: one surrogate on the mixed advantage
+            b_adv = (b_adv - dual * b_cadv) / (1.0 + dual)
+    return Advantages(b_adv, b_ret, b_cadv, b_cret)
+
+
+@dataclass
+class Gate:
+    """ζ per sample (1: the PPO surrogate, 0: the safety step), the critic's features of the rollout, the best
+    candidate action (the ``recovery`` target), the training costs the advantages use, and what is logged."""
+
+    gate: Tensor
+    critic_features: Tensor | None
+    a_star: Tensor | None
+    costs: np.ndarray
+    stats: dict[str, float]
+
+
+class GatedPPO:
+    """The state of one training run: the policy and its value heads, optimisers, the safety critic with its
+    replay, the dual variable (β or λ) and the env with its current observation. :func:`train` calls, per
+    iteration, :meth:`collect`, :meth:`train_critic`, :meth:`update_dual`, :meth:`gate`, :func:`advantages` and
+    :meth:`update`."""
+
+    def __init__(self, policy: Any, env: str, margin: MarginSource, cfg: PPOConfig,
+                 critic: SafetyCritic | None = None) -> None:
+        torch.manual_seed(cfg.seed)
+        torch.set_num_threads(cfg.threads)
+        self.policy, self.margin, self.cfg = policy, margin, cfg
+        self.gen = torch.Generator().manual_seed(cfg.seed)
+        self.vec = TrainVec(env, cfg.num_envs, seed=10_000 * (cfg.seed + 1), obs=cfg.obs)
+        self.images, self.instructions, gt_m, gt_c = self.vec.reset()
+        self.low = torch.as_tensor(policy.action_low)
+        self.high = torch.as_tensor(policy.action_high)
+        self.a_dim = int(self.low.numel())
+        uses_critic = cfg.method in USES_CRITIC
+        self.value = mlp(policy.feature_dim)
+        self.cost_value = mlp(policy.feature_dim) if cfg.method == "ppo_lag" or (
+            uses_critic and cfg.safety_update not in ("dpg", "recovery")) else None
+        self.value_params = list(self.value.parameters()) + (
+            list(self.cost_value.parameters()) if self.cost_value is not None else [])
+        if not cfg.train_encoder:
+            policy.encoder.requires_grad_(False)
+        self.pi_params = [p for p in policy.parameters() if p.requires_grad]
+        self.pi_opt = torch.optim.Adam(self.pi_params, lr=cfg.lr, eps=1e-5)
+        self.v_opt = torch.optim.Adam(self.value_params, lr=cfg.value_lr, eps=1e-5)
+        self.trainer: CriticTrainer | None = None
+        self.buffer: ReplayBuffer | FeatureReplay | None = None
+        if not uses_critic:
+            critic = None
+        elif critic is None:
+            critic = SafetyCritic.from_policy(policy, cfg.critic).eval()
+        self.critic = critic
+        if critic is not None:
+            capacity = min(critic.config.buffer_size, cfg.total_steps + cfg.batch)
+            if cfg.critic_replay == "features":
+                if cfg.train_encoder:
+                    raise ValueError("critic_replay: features needs train_encoder: false (replay stores policy features)")
+                critic.config = replace(critic.config, freeze_encoder=True)
+                critic.encoder.requires_grad_(False)
+                self.buffer = FeatureReplay(capacity, critic.feature_dim, policy.feature_dim, self.a_dim, seed=cfg.seed)
+            else:
+                self.buffer = ReplayBuffer(capacity, self.images.shape[1:], self.a_dim, seed=cfg.seed,
+                                           dtype=self.images.dtype)
+            self.trainer = CriticTrainer(critic)
+        self.ell = margin(self.images, gt_m, gt_c)
+        self.episodes = _Episodes(cfg.num_envs, gt_c)
+        self.dual = cfg.beta0 if cfg.method == "gated" else cfg.lambda0
+        self.steps = 0
+
+    def _features(self, imgs: Any, instr: list[str]) -> Tensor:
         with torch.no_grad():
-            return policy.features(torch.as_tensor(imgs), instr)
+            return self.policy.features(torch.as_tensor(imgs), instr)
 
-    def mean_action(imgs: Tensor, instr: Any) -> Tensor:
+    def _mean_action(self, imgs: Tensor, instr: Any) -> Tensor:
         with torch.no_grad():
-            return policy(imgs, instr)[0]
+            return self.policy(imgs, instr)[0]
 
-    def policy_mean(features: Tensor) -> Tensor:
+    def _policy_mean(self, features: Tensor) -> Tensor:
         with torch.no_grad():
-            return policy.from_features(features)[0]
+            return self.policy.from_features(features)[0]
 
-    ell = margin(images, gt_m, gt_c)
-    episodes = _Episodes(n, gt_c)
-    dual = cfg.beta0 if cfg.method == "gated" else cfg.lambda0
-    history: list[dict[str, float]] = []
-    start = time.perf_counter()
-    steps = 0
-    for it in range(1, cfg.iterations + 1):
-        t0 = time.perf_counter()
-        # ---- rollout (Algorithm 1 line 3)
-        buf_img = np.zeros((T, n, *images.shape[1:]), dtype=images.dtype)
-        buf_rimg = np.zeros_like(buf_img) if isinstance(buffer, FeatureReplay) else None
-        ells, reached_ells = np.zeros((T, n), np.float32), np.zeros((T, n), np.float32)
-        buf_instr: list[list[str]] = []
-        buf_f = torch.zeros(T, n, policy.feature_dim)
-        buf_a = torch.zeros(T, n, a_dim)
-        buf_lp = torch.zeros(T, n)
-        rew, costs = np.zeros((T, n)), np.zeros((T, n))
-        dones, terms = np.zeros((T, n)), np.zeros((T, n))
-        values, next_values = np.zeros((T, n)), np.zeros((T, n))
-        cvalues, next_cvalues = np.zeros((T, n)), np.zeros((T, n))
+    def collect(self) -> Rollout:
+        """``rollout_steps`` steps of every env with the stochastic policy (line 3); image replay is filled as
+        it goes, the episode sums as episodes end."""
+        cfg, policy, margin, value, cost_value = self.cfg, self.policy, self.margin, self.value, self.cost_value
+        T, n, shape = cfg.rollout_steps, cfg.num_envs, self.images.shape[1:]
+        images, instructions, ell = self.images, self.instructions, self.ell
+        buf_img = np.zeros((T, n, *shape), dtype=images.dtype)
+        ro = Rollout(images=buf_img, reached_images=np.zeros_like(buf_img) if isinstance(self.buffer, FeatureReplay) else None,
+                     instructions=[], features=torch.zeros(T, n, policy.feature_dim), actions=torch.zeros(T, n, self.a_dim),
+                     log_probs=torch.zeros(T, n), ell=np.zeros((T, n), np.float32), reached_ell=np.zeros((T, n), np.float32),
+                     rewards=np.zeros((T, n)), costs=np.zeros((T, n)), dones=np.zeros((T, n)), terminated=np.zeros((T, n)),
+                     values=np.zeros((T, n)), next_values=np.zeros((T, n)), cost_values=np.zeros((T, n)),
+                     next_cost_values=np.zeros((T, n)))
         policy.eval()
-        f = feats(images, instructions)
+        f = self._features(images, instructions)
         for t in range(T):
             with torch.no_grad():
                 mean, log_std = policy.from_features(f)
-                noise = torch.randn(mean.shape, generator=gen)
-                act = torch.clamp(mean + log_std.exp() * noise, low, high)
-                lp = clipped_gaussian_log_prob(mean, log_std, act, low, high)
-                values[t] = value(f).squeeze(-1).numpy()
+                noise = torch.randn(mean.shape, generator=self.gen)
+                act = torch.clamp(mean + log_std.exp() * noise, self.low, self.high)
+                lp = clipped_gaussian_log_prob(mean, log_std, act, self.low, self.high)
+                ro.values[t] = value(f).squeeze(-1).numpy()
                 if cost_value is not None:
-                    cvalues[t] = cost_value(f).squeeze(-1).numpy()
-            buf_img[t], buf_f[t], buf_a[t], buf_lp[t] = images, f, act, lp
-            buf_instr.append(list(instructions))
-            step = vec.step(act.numpy().astype(np.float64))
+                    ro.cost_values[t] = cost_value(f).squeeze(-1).numpy()
+            ro.images[t], ro.features[t], ro.actions[t], ro.log_probs[t] = images, f, act, lp
+            ro.instructions.append(list(instructions))
+            step = self.vec.step(act.numpy().astype(np.float64))
             done = step.done
             reached_ell = margin(step.reached_images, step.reached_margin, step.reached_cost)
             new_ell = margin(step.images, step.margin, step.cost) if done.any() else reached_ell
             train_cost = (reached_ell < 0).astype(np.float64)
-            ells[t], reached_ells[t] = ell, reached_ell
-            if isinstance(buffer, ReplayBuffer):
-                buffer.add(images, instructions, act.numpy(), ell, step.reached_images, reached_ell,
-                           step.terminated.astype(np.float32))
-            elif buf_rimg is not None:
-                buf_rimg[t] = step.reached_images
-            f_next = feats(step.images, step.instructions)
+            ro.ell[t], ro.reached_ell[t] = ell, reached_ell
+            if isinstance(self.buffer, ReplayBuffer):
+                self.buffer.add(images, instructions, act.numpy(), ell, step.reached_images, reached_ell,
+                                step.terminated.astype(np.float32))
+            elif ro.reached_images is not None:
+                ro.reached_images[t] = step.reached_images
+            f_next = self._features(step.images, step.instructions)
             with torch.no_grad():
                 v_next = value(f_next).squeeze(-1).numpy()
                 cv_next = cost_value(f_next).squeeze(-1).numpy() if cost_value is not None else np.zeros(n)
                 if step.truncated.any():  # time limit: bootstrap from the terminal frame, not the reset one
                     idx = np.flatnonzero(step.truncated)
-                    fr = feats(step.reached_images[idx], [step.instructions[i] for i in idx])
+                    fr = self._features(step.reached_images[idx], [step.instructions[i] for i in idx])
                     v_next[idx] = value(fr).squeeze(-1).numpy()
                     if cost_value is not None:
                         cv_next[idx] = cost_value(fr).squeeze(-1).numpy()
-            rew[t], costs[t] = step.reward, train_cost
-            next_values[t] = np.where(step.terminated, 0.0, v_next)
-            next_cvalues[t] = np.where(step.terminated, 0.0, cv_next)
-            dones[t], terms[t] = done, step.terminated
-            episodes.add(step, train_cost, (new_ell < 0).astype(np.float64))
+            ro.rewards[t], ro.costs[t] = step.reward, train_cost
+            ro.next_values[t] = np.where(step.terminated, 0.0, v_next)
+            ro.next_cost_values[t] = np.where(step.terminated, 0.0, cv_next)
+            ro.dones[t], ro.terminated[t] = done, step.terminated
+            self.episodes.add(step, train_cost, (new_ell < 0).astype(np.float64))
             images, instructions, f, ell = step.images, step.instructions, f_next, new_ell
-        steps += T * n
-        N = T * n
-        ep = episodes.drain()
-        row: dict[str, float] = {"iteration": float(it), "env_steps": float(steps), **ep}
-        # ---- critic (lines 4-5)
-        flat_img = torch.from_numpy(buf_img.reshape(N, *images.shape[1:]))
-        flat_instr = [s for row_i in buf_instr for s in row_i]
-        if isinstance(buffer, FeatureReplay) and critic is not None and buf_rimg is not None:
-            flat_r = torch.from_numpy(buf_rimg.reshape(N, *images.shape[1:]))
+        self.images, self.instructions, self.ell = images, instructions, ell
+        self.steps += T * n
+        return ro
+
+    def train_critic(self, ro: Rollout) -> dict[str, float]:
+        """Lines 4-5: the rollout into the critic's replay (feature replay: encoded once here), then its K TD
+        steps; the trainer's logs."""
+        critic, buffer = self.critic, self.buffer
+        if isinstance(buffer, FeatureReplay) and critic is not None and ro.reached_images is not None:
+            flat_img, flat_r, flat_instr = ro.flat_images(), ro.flat_images(reached=True), ro.flat_instructions()
+            n = ro.size
             buffer.add(feature=_batched(critic.encoder, flat_img, flat_instr),
                        next_feature=_batched(critic.encoder, flat_r, flat_instr),
-                       next_policy_feature=_batched(policy.features, flat_r, flat_instr),
-                       action=buf_a.reshape(N, a_dim), margin=ells.reshape(N), next_margin=reached_ells.reshape(N),
-                       terminated=terms.reshape(N))
-        if trainer is not None and buffer is not None:
-            row.update(trainer.update(buffer, policy_mean if isinstance(buffer, FeatureReplay) else mean_action))
-        # ---- dual variable (line 6): on the episodes that ended in this iteration
+                       next_policy_feature=_batched(self.policy.features, flat_r, flat_instr),
+                       action=ro.actions.reshape(n, self.a_dim), margin=ro.ell.reshape(n),
+                       next_margin=ro.reached_ell.reshape(n), terminated=ro.terminated.reshape(n))
+        if self.trainer is not None and buffer is not None:
+            return self.trainer.update(buffer, self._policy_mean if isinstance(buffer, FeatureReplay) else self._mean_action)
+        return {}
+
+    def update_dual(self, ep: dict[str, float]) -> float:
+        """Line 6 (Eq. 7): β (``gated``, clipped) or λ (``ppo_lag`` / ``penalty``, ≥ 0) by dual ascent on the mean
+        training cost c̄ of the episodes that ended in this iteration; unchanged when none did."""
+        cfg = self.cfg
         if cfg.method != "ppo" and ep["episodes"] > 0:
             c_bar = ep["train_cost"]
             if cfg.method == "gated":
-                dual = float(np.clip(dual + cfg.eta * (c_bar - cfg.c_max), cfg.beta_min, cfg.beta_max))
+                self.dual = float(np.clip(self.dual + cfg.eta * (c_bar - cfg.c_max), cfg.beta_min, cfg.beta_max))
             else:
-                dual = max(0.0, dual + cfg.eta * (c_bar - cfg.c_max))
-        row["dual"] = dual
-        # ---- gate (line 7) and critic features of the rollout, once
-        flat_f = buf_f.reshape(N, -1)
-        crit_f: Tensor | None = None
-        gate = torch.ones(N)
-        a_star: Tensor | None = None  # the critic's best candidate action per sample (recovery target)
-        if critic is not None:
-            crit_f = _batched(critic.encoder, flat_img, flat_instr)
-            with torch.no_grad():
-                mean_old = policy.from_features(flat_f)[0]
-                if critic.config.target == "best" or cfg.safety_update == "recovery":
-                    cands = critic.candidates(mean_old)
-                    q_c = critic.q_candidates(crit_f, cands)  # column 0 is the policy mean
-                    q_old = q_c[:, 0]
-                    v_best, a_star = best_of(q_c, cands)
-                    row["no_safe_action_frac"] = float((v_best <= cfg.delta).float().mean())
-                else:
-                    q_old = critic.q_features(crit_f, mean_old)
-            # ζ = 1[Q_s(o, ā_old) > δ]; with ``target: best`` Q_s is the HJ value (best continuation), so only
-            # samples whose action leads somewhere unrecoverable are gated (the selective gate)
-            gate = (q_old > cfg.delta).float()
-            row["q_policy_mean"] = float(q_old.mean())
-            row["infeasible_frac"] = float(1.0 - gate.mean())
-            if cfg.method == "penalty" and cfg.safety_update != "dpg":
-                costs = torch.relu(-q_old).reshape(T, n).numpy().astype(np.float64)
-        # ---- advantages: GAE, truncation bootstrapped into the reward (CleanRL's fix)
-        trunc = (dones > 0) & (terms == 0)
-        rew_b = rew + cfg.gamma * np.where(trunc, next_values, 0.0)
-        adv, ret = gae(rew_b, values, next_values, dones, cfg.gamma, cfg.gae_lambda)
-        b_adv = _normalise(torch.as_tensor(adv.reshape(N), dtype=torch.float32))
-        b_ret = torch.as_tensor(ret.reshape(N), dtype=torch.float32)
-        b_cadv = torch.zeros(N)
-        if cost_value is not None:
-            cost_b = costs + cfg.gamma * np.where(trunc, next_cvalues, 0.0)
-            cadv, cret = gae(cost_b, cvalues, next_cvalues, dones, cfg.gamma, cfg.gae_lambda)
-            b_cadv = _normalise(torch.as_tensor(cadv.reshape(N), dtype=torch.float32))
-            b_cret = torch.as_tensor(cret.reshape(N), dtype=torch.float32)
-            if cfg.method in ("ppo_lag", "penalty"):  # SafeVLA: one surrogate on the mixed advantage
-                b_adv = (b_adv - dual * b_cadv) / (1.0 + dual)
-        b_a, b_lp = buf_a.reshape(N, a_dim), buf_lp.reshape(N)
+                self.dual = max(0.0, self.dual + cfg.eta * (c_bar - cfg.c_max))
+        return self.dual
+
+    def gate(self, ro: Rollout) -> Gate:
+        """Line 7, once per iteration from the pre-update policy mean (stop-gradient): ζ = 1[Q_s(o, ā_old) > δ].
+        With ``target: best`` Q_s is the HJ value (best continuation), so only samples whose action leads
+        somewhere unrecoverable are gated (the selective gate). ``penalty`` with a cost-advantage update trains
+        on ``max(0, −Q_s)`` as its cost."""
+        cfg, critic, n = self.cfg, self.critic, ro.size
+        out = Gate(torch.ones(n), None, None, ro.costs, {})
+        if critic is None:
+            return out
+        out.critic_features = crit_f = _batched(critic.encoder, ro.flat_images(), ro.flat_instructions())
+        with torch.no_grad():
+            mean_old = self.policy.from_features(ro.features.reshape(n, -1))[0]
+            if critic.config.target == "best" or cfg.safety_update == "recovery":
+                cands = critic.candidates(mean_old)
+                q_c = critic.q_candidates(crit_f, cands)  # column 0 is the policy mean
+                q_old = q_c[:, 0]
+                v_best, out.a_star = best_of(q_c, cands)
+                out.stats["no_safe_action_frac"] = float((v_best <= cfg.delta).float().mean())
+            else:
+                q_old = critic.q_features(crit_f, mean_old)
+        out.gate = (q_old > cfg.delta).float()
+        out.stats["q_policy_mean"] = float(q_old.mean())
+        out.stats["infeasible_frac"] = float(1.0 - out.gate.mean())
+        if cfg.method == "penalty" and cfg.safety_update != "dpg":
+            out.costs = torch.relu(-q_old).reshape(ro.costs.shape).numpy().astype(np.float64)
+        return out
+
+    def update(self, ro: Rollout, adv: Advantages, gate: Gate) -> dict[str, float]:
+        """``epochs`` passes of minibatch steps on the policy (each method's loss, :func:`policy_loss`) and the
+        value heads, stopped early when the approximate KL passes ``target_kl``; the logs."""
+        cfg, policy, critic, dual = self.cfg, self.policy, self.critic, self.dual
+        low, high, n = self.low, self.high, ro.size
+        flat_img, flat_instr = ro.flat_images(), ro.flat_instructions()
+        flat_f = ro.features.reshape(n, -1)
+        b_a, b_lp = ro.actions.reshape(n, self.a_dim), ro.log_probs.reshape(n)
+        b_adv, b_ret, b_cadv, b_cret = adv.adv, adv.ret, adv.cost_adv, adv.cost_ret
+        crit_f, a_star = gate.critic_features, gate.a_star
         policy.train()
-        mb = max(1, N // cfg.minibatches)
+        mb = max(1, n // cfg.minibatches)
         kls, clipfracs, pg_losses, safety_losses = [], [], [], []
         stop = False
         for _ in range(cfg.epochs):
-            perm = torch.randperm(N, generator=gen)
-            for s0 in range(0, N, mb):
+            perm = torch.randperm(n, generator=self.gen)
+            for s0 in range(0, n, mb):
                 idx = perm[s0:s0 + mb]
                 if cfg.train_encoder:
                     fb = policy.features(flat_img[idx], [flat_instr[i] for i in idx.tolist()])
@@ -412,44 +500,75 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
                     pg_safe = weight * torch.max(-s_mb * ratio, -s_mb * torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip))
                 elif cfg.safety_update == "dpg" and critic is not None and crit_f is not None:
                     q = critic.q_features(crit_f[idx], mean)
-                loss_pi, safety = policy_loss(cfg.method, pg, q, gate[idx], dual, pg_safe)
+                loss_pi, safety = policy_loss(cfg.method, pg, q, gate.gate[idx], dual, pg_safe)
                 if safety is not None:
                     safety_losses.append(safety)
                 pg_losses.append(float(pg.detach().mean()))
                 if cfg.ent_coef:
                     loss_pi = loss_pi - cfg.ent_coef * gaussian_entropy(log_std).mean()
-                pi_opt.zero_grad(set_to_none=True)
+                self.pi_opt.zero_grad(set_to_none=True)
                 loss_pi.backward()
-                nn.utils.clip_grad_norm_(pi_params, cfg.max_grad_norm)
-                pi_opt.step()
+                nn.utils.clip_grad_norm_(self.pi_params, cfg.max_grad_norm)
+                self.pi_opt.step()
                 fv = fb.detach()
-                v_loss = 0.5 * ((value(fv).squeeze(-1) - b_ret[idx]) ** 2).mean()
-                if cost_value is not None:
-                    v_loss = v_loss + 0.5 * ((cost_value(fv).squeeze(-1) - b_cret[idx]) ** 2).mean()
-                v_opt.zero_grad(set_to_none=True)
+                v_loss = 0.5 * ((self.value(fv).squeeze(-1) - b_ret[idx]) ** 2).mean()
+                if self.cost_value is not None:
+                    assert b_cret is not None
+                    v_loss = v_loss + 0.5 * ((self.cost_value(fv).squeeze(-1) - b_cret[idx]) ** 2).mean()
+                self.v_opt.zero_grad(set_to_none=True)
                 v_loss.backward()
-                nn.utils.clip_grad_norm_(value_params, cfg.max_grad_norm)
-                v_opt.step()
+                nn.utils.clip_grad_norm_(self.value_params, cfg.max_grad_norm)
+                self.v_opt.step()
             if cfg.target_kl is not None and np.mean(kls[-cfg.minibatches:]) > cfg.target_kl:
                 stop = True
                 break
         policy.eval()
-        row.update({"approx_kl": float(np.mean(kls)), "clipfrac": float(np.mean(clipfracs)),
-                    "pg_loss": float(np.mean(pg_losses)), "kl_stop": float(stop),
-                    "log_std": float(policy.log_std.detach().mean()) if hasattr(policy, "log_std") else np.nan,
-                    "seconds": time.perf_counter() - t0, "elapsed": time.perf_counter() - start})
+        row = {"approx_kl": float(np.mean(kls)), "clipfrac": float(np.mean(clipfracs)),
+               "pg_loss": float(np.mean(pg_losses)), "kl_stop": float(stop),
+               "log_std": float(policy.log_std.detach().mean()) if hasattr(policy, "log_std") else np.nan}
         if safety_losses:
             row["safety_loss"] = float(np.mean(safety_losses))
+        return row
+
+    def close(self) -> None:
+        self.vec.close()
+        if not self.cfg.train_encoder:
+            self.policy.encoder.requires_grad_(True)
+
+
+def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: SafetyCritic | None = None,
+          log: Callable[[dict[str, float], int], None] | None = None,
+          progress: Callable[[str], None] | None = print) -> TrainResult:
+    """Algorithm 1 (``gated``) or a baseline on ``env`` from the (BC-initialised) ``policy``; in place.
+
+    ``critic``: a warm-started safety critic (:func:`.critic.warm_start`); a fresh copy of the policy's
+    encoder with a new head otherwise (``gated`` / ``penalty`` only)."""
+    run = GatedPPO(policy, env, margin, cfg, critic)
+    history: list[dict[str, float]] = []
+    start = time.perf_counter()
+    for it in range(1, cfg.iterations + 1):
+        t0 = time.perf_counter()
+        ro = run.collect()
+        ep = run.episodes.drain()
+        row: dict[str, float] = {"iteration": float(it), "env_steps": float(run.steps), **ep}
+        row.update(run.train_critic(ro))
+        row["dual"] = run.update_dual(ep)
+        gate = run.gate(ro)
+        row.update(gate.stats)
+        adv = advantages(ro, gate.costs, cfg, run.dual, run.cost_value is not None)
+        stats = run.update(ro, adv, gate)
+        safety = stats.pop("safety_loss", None)
+        row.update(stats)
+        row.update({"seconds": time.perf_counter() - t0, "elapsed": time.perf_counter() - start})
+        if safety is not None:
+            row["safety_loss"] = safety
         history.append(row)
         if log is not None:
             log({k: v for k, v in row.items() if isinstance(v, float) and math.isfinite(v)}, it)
         if progress is not None and (it == 1 or it % 10 == 0 or it == cfg.iterations):
-            progress(f"[{cfg.method}/{cfg.margin} seed {cfg.seed}] it {it}/{cfg.iterations} steps {steps} "
+            progress(f"[{cfg.method}/{cfg.margin} seed {cfg.seed}] it {it}/{cfg.iterations} steps {run.steps} "
                      f"CSC {row.get('csc', float('nan')):.2f} reach {row.get('reach', float('nan')):.2f} "
-                     f"SR {row.get('sr', float('nan')):.2f} dual {dual:.2f} "
+                     f"SR {row.get('sr', float('nan')):.2f} dual {run.dual:.2f} "
                      f"infeasible {row.get('infeasible_frac', float('nan')):.2f} ({row['seconds']:.1f} s)")
-    vec.close()
-    if not cfg.train_encoder:
-        policy.encoder.requires_grad_(True)
-    return TrainResult(policy, critic, history, cfg)
-
+    run.close()
+    return TrainResult(run.policy, run.critic, history, cfg)

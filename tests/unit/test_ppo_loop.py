@@ -1,0 +1,91 @@
+"""The gated PPO loop's pieces (rollout collection, advantages, gate, update) on a tiny CPU budget: Dubins-VL's
+7-D state, a small MLP policy, two iterations; seconds."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from embodied_safety.shield.costs.margins import MarginSource  # noqa: E402
+from embodied_safety.shield.policy.state import StatePolicy, StatePolicyConfig  # noqa: E402
+from embodied_safety.shield.rl.critic import CriticConfig  # noqa: E402
+from embodied_safety.shield.rl.ppo import GatedPPO, PPOConfig, advantages, train  # noqa: E402
+
+
+def _cfg(**kw: object) -> PPOConfig:
+    base = dict(method="gated", margin="gt", safety_update="advantage", obs="state", critic_replay="images",
+                train_encoder=True, num_envs=4, rollout_steps=110, total_steps=880, c_max=0.0,
+                critic=CriticConfig(hidden=(16, 16), batch_size=32, steps_per_iter=2), seed=0)
+    return PPOConfig(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def test_one_iteration_step_by_step_keeps_the_books() -> None:
+    torch.manual_seed(0)
+    cfg = _cfg()
+    run = GatedPPO(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg)
+    try:
+        ro = run.collect()
+        T, n = cfg.rollout_steps, cfg.num_envs
+        assert ro.size == T * n and run.steps == T * n and len(ro.instructions) == T
+        assert ro.features.shape[:2] == (T, n) and ro.actions.shape == (T, n, 1)
+        assert torch.isfinite(ro.log_probs).all()
+        low, high = run.low.item(), run.high.item()
+        assert float(ro.actions.min()) >= low and float(ro.actions.max()) <= high
+        # the training cost is 1[ℓ(reached) < 0] of the margin source, a terminated step bootstraps nothing
+        assert np.array_equal(ro.costs, (ro.reached_ell < 0).astype(float))
+        assert not ro.next_values[ro.terminated > 0].any()
+        # 110 steps > the 100-step time limit: every slot finished at least one episode
+        ep = run.episodes.drain()
+        assert ep["episodes"] == ro.dones.sum() >= n
+        # finished episodes + the running sums of the unfinished ones = everything collected
+        assert ep["return"] * ep["episodes"] + run.episodes.ret.sum() == pytest.approx(ro.rewards.sum())
+        assert ep["train_cost"] * ep["episodes"] + run.episodes.train_cost.sum() == pytest.approx(ro.costs.sum())
+        assert 0.0 <= ep["sr"] <= ep["reach"] <= 1.0 and ep["csc"] >= 0.0
+
+        critic_log = run.train_critic(ro)
+        assert critic_log and all(math.isfinite(v) for v in critic_log.values())
+        dual = run.update_dual(ep)  # c_max = 0: any training cost raises β, always inside its clip
+        assert cfg.beta_min <= dual <= cfg.beta_max
+        assert dual == pytest.approx(np.clip(cfg.beta0 + cfg.eta * ep["train_cost"], cfg.beta_min, cfg.beta_max))
+
+        gate = run.gate(ro)
+        assert set(gate.gate.unique().tolist()) <= {0.0, 1.0} and gate.gate.shape == (ro.size,)
+        assert 0.0 <= gate.stats["infeasible_frac"] <= 1.0
+        assert gate.stats["infeasible_frac"] == pytest.approx(1.0 - float(gate.gate.mean()))
+
+        adv = advantages(ro, gate.costs, cfg, dual, with_cost=run.cost_value is not None)
+        assert adv.cost_ret is not None  # the cost-advantage update has a cost value head
+        for t in (adv.adv, adv.ret, adv.cost_adv, adv.cost_ret):
+            assert t.shape == (ro.size,) and torch.isfinite(t).all()
+        assert float(adv.cost_adv.mean()) == pytest.approx(0.0, abs=1e-5)  # normalised
+
+        before = [p.detach().clone() for p in run.pi_params]
+        stats = run.update(ro, adv, gate)
+        assert all(math.isfinite(stats[k]) for k in ("approx_kl", "clipfrac", "pg_loss", "log_std"))
+        assert 0.0 <= stats["clipfrac"] <= 1.0 and stats["kl_stop"] in (0.0, 1.0)
+        assert any(not torch.equal(a, b) for a, b in zip(before, run.pi_params, strict=True))
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("method", ["ppo_lag", "gated"])
+def test_train_two_iterations(method: str) -> None:
+    torch.manual_seed(0)
+    cfg = _cfg(method=method, rollout_steps=64, total_steps=512)
+    logged: list[int] = []
+    res = train(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg,
+                log=lambda m, it: logged.append(it), progress=None)
+    assert cfg.iterations == 2 and len(res.history) == 2 and logged == [1, 2]
+    assert [r["env_steps"] for r in res.history] == [256.0, 512.0]
+    for row in res.history:
+        assert all(math.isfinite(row[k]) for k in ("approx_kl", "pg_loss", "dual", "seconds"))
+        if method == "gated":
+            assert 0.0 <= row["infeasible_frac"] <= 1.0 and math.isfinite(row["critic_loss"])
+        else:
+            assert "infeasible_frac" not in row and row["dual"] >= 0.0
+    assert sum(r["episodes"] for r in res.history) >= cfg.num_envs  # 128 steps: every slot finished one
+    assert (res.critic is not None) == (method == "gated")
