@@ -94,3 +94,26 @@ def test_no_plot_data_file_is_a_stage_metrics_file(declared):
     assert not metrics & data
     with pytest.raises(ValueError, match="metrics file"):
         Stage("x", declared[0].flow, metrics="out/funnel.json", plots=(Plot("out/funnel.png", "bars"),))
+
+
+# Issue 19: a flow module is orchestration only, at most 120 lines apart from its ``Stage(...)`` declarations; what
+# a stage computes lives in the library and its Prefect tasks in ``tasks/``. The modules still over the limit are
+# being split elsewhere and join this list when they are done.
+SHORT_FLOWS = ("shield_demos", "bc_policy", "shield_rollouts", "rubric_label", "calibrate", "rtd", "shield_ppo",
+               "evaluate_policy")
+
+
+def _flow_lines(path: Path) -> int:
+    import ast
+
+    text = path.read_text()
+    stage_lines = sum(node.end_lineno - node.lineno + 1 for node in ast.parse(text).body  # type: ignore[operator]
+                      if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                      and getattr(node.value.func, "id", None) == "Stage")
+    return len(text.splitlines()) - stage_lines
+
+
+@pytest.mark.parametrize("name", SHORT_FLOWS)
+def test_stage_flow_modules_stay_short(name: str) -> None:
+    path = Path(__file__).resolve().parents[2] / "flows" / f"{name}.py"
+    assert _flow_lines(path) <= 120, f"flows/{name}.py: {_flow_lines(path)} lines besides its Stage declarations"

@@ -123,3 +123,13 @@ def gate_check(critic: Any, policy: Any, observations: Tensor, instructions: Seq
             "selective": bool(abs(frac["infeasible_frac_at_0"] - frac["unsafe_frame_rate"]) <= tolerance
                               and frac["infeasible_frac"] - frac["margin_below_delta_rate"] <= tolerance),
             "knows_safer_turn": bool(turn["best_candidate_agreement"] >= AGREEMENT_TARGET)}
+
+
+def check_on_rollouts(env: str, critic: Any, policy: Any, rollouts: Any, margin: np.ndarray,
+                      delta: float) -> dict[str, Any]:
+    """The check the ``shield_ppo`` stage runs on each warm critic, on the BC ``rollouts`` (a ``RolloutSet``) and
+    their margins: both checks on Dubins-VL (the probe states are Dubins-VL's), the infeasible fractions only on
+    the other envs."""
+    args = (critic, policy, torch.as_tensor(np.asarray(rollouts.frames)), rollouts.frame_instructions(), margin,
+            np.asarray(rollouts.cost), delta)
+    return gate_check(*args, obs="image") if env == "dubins" else infeasible_fractions(*args)

@@ -1,0 +1,178 @@
+"""The run matrix of the ``shield_ppo`` stage: run names -> :class:`~.ppo.PPOConfig`, which warm critics the runs
+need, the job list, the warm-up of a critic on the BC rollouts and the evaluation of a trained policy.
+
+Orchestration (Prefect tasks, stored results, MLflow) is in ``tasks/shield_ppo.py``; the tables, figures and
+metrics a stage run writes per env are in :mod:`.results`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...config import ShieldPPOConfig
+
+EVAL_BASE = 3000  # evaluation seeds episode_seed(3000, i): disjoint from demos, BC evaluation and rollouts
+MAX_STEPS = {"dubins": 100, "turtlebot": 100, "franka": 400}
+#: run name -> (method, margin source, safety update, gate); None: the stage default (``shield_ppo.safety_update``,
+#: ``shield_ppo.gate``)
+RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
+    "ppo": ("ppo", "rubric", None, None),
+    "ppo_lag": ("ppo_lag", "rubric", None, None),
+    "gated": ("gated", "rubric", None, None),
+    "gated_gt": ("gated", "gt", None, None),
+    "gated_binary": ("gated", "binary", None, None),
+    "penalty": ("penalty", "rubric", None, None),
+    "gated_dpg": ("gated", "rubric", "dpg", None),
+    "gated_mixed": ("gated", "rubric", "mixed", None),
+    "gated_d1": ("gated", "rubric", "advantage", "d1"),
+    "gated_selective": ("gated", "rubric", "advantage", "selective"),
+    "gated_selective_recovery": ("gated", "rubric", "recovery", "selective"),
+}
+#: ``shield_ppo.gate`` -> the critic's bootstrap (``CriticConfig.target``)
+GATE_TARGET = {"d1": "policy_mean", "selective": "best"}
+#: the methods that train with a (warm-started) safety critic
+CRITIC_METHODS = ("gated", "penalty")
+
+
+def ppo_config(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float | None = None) -> Any:
+    """Table 14 for ``env`` (+ the CPU overrides), as a ``PPOConfig`` for one run; ``critic_*`` keys go to the
+    critic's config."""
+    from .critic import CriticConfig
+    from .ppo import PPOConfig
+
+    method, margin, update, gate = RUNS[run]
+    merged = {**cfg.hyper.get(env, {}), **(cfg.cpu.get(env, {}) if cfg.budget == "cpu" else {})}
+    critic = {k[len("critic_"):]: v for k, v in merged.items() if k.startswith("critic_")}
+    critic["target"] = GATE_TARGET[gate or cfg.gate]
+    ppo = {k: v for k, v in merged.items() if not k.startswith("critic_")}
+    if "hidden" in critic:
+        critic["hidden"] = tuple(critic["hidden"])
+    if delta is not None:
+        ppo["delta"] = float(delta)
+    return PPOConfig(method=method, margin=margin, safety_update=update or cfg.safety_update,  # type: ignore[arg-type]
+                     critic=CriticConfig(**critic), seed=seed, **ppo)
+
+
+def conditions(cfg: ShieldPPOConfig, run: str, delta: float | None) -> list[str]:
+    """In-distribution always; the OOD perturbations for ``ood_runs`` (not for the δ sweep's extra runs)."""
+    return ["in", *cfg.ood] if run in cfg.ood_runs and delta is None else ["in"]
+
+
+def run_tag(run: str, seed: int, delta: float | None) -> str:
+    return f"{run}" + (f"-delta{delta:g}" if delta is not None else "") + f"-seed{seed}"
+
+
+@dataclass(frozen=True)
+class EnvInputs:
+    """One env's inputs: the BC policy dir, its rollouts (``rollouts.npz``) and the calibration dir (``platt.json``)."""
+
+    env: str
+    bc: Path
+    rollouts: Path
+    calibration: Path
+
+    def files(self) -> list[str]:
+        """The input paths whose content keys a stored critic or run (and the manifest names)."""
+        return [str(self.bc), str(self.rollouts), str(self.calibration / "platt.json")]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training run: (run, seed, δ: None for the stage default), and the (margin, target) of its warm critic."""
+
+    run: str
+    seed: int
+    delta: float | None
+    critic: tuple[str, str] | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one env's stage run does: one warm critic per (margin source, critic target) the runs use, in the
+    order the runs first need them (each checked at ``delta`` before any PPO step), then the jobs: every (run,
+    seed) of ``shield_ppo.runs`` seed-major, then the δ sweep's extra ``gated`` runs."""
+
+    critics: dict[tuple[str, str], Any]
+    delta: float
+    jobs: list[Job]
+
+
+def plan(cfg: ShieldPPOConfig, env: str) -> Plan:
+    runs = list(cfg.runs.get(env, ["ppo", "ppo_lag", "gated"]))
+    seeds = list(cfg.seeds.get(env, [0]))
+    critics: dict[tuple[str, str], Any] = {}
+    default_delta = ppo_config(cfg, env, "gated", 0).delta
+    for run in runs:
+        if RUNS[run][0] not in CRITIC_METHODS:
+            continue
+        ccfg = ppo_config(cfg, env, run, 0).critic
+        critics.setdefault((RUNS[run][1], ccfg.target), ccfg)
+    pairs: list[tuple[str, int, float | None]] = [(r, s, None) for s in seeds for r in runs]
+    pairs += [("gated", s, float(d)) for d in cfg.delta_sweep.get(env, []) if float(d) != default_delta for s in seeds]
+    jobs = []
+    for run, seed, delta in pairs:
+        method, margin = RUNS[run][:2]
+        key = (margin, ppo_config(cfg, env, run, seed).critic.target) if method in CRITIC_METHODS else None
+        jobs.append(Job(run, seed, delta, key))
+    return Plan(critics, default_delta, jobs)
+
+
+def rollout_margins(source: Any, rollouts: Path) -> tuple[Any, Any]:
+    """The BC rollouts and ℓ of every frame from the margin ``source`` (in chunks of 2048 frames)."""
+    import numpy as np
+
+    from ..policy.rollouts import RolloutSet
+
+    rs = RolloutSet.load(rollouts)
+    frames, gt_m, gt_c = np.asarray(rs.frames), np.asarray(rs.margin), np.asarray(rs.cost)
+    return rs, np.concatenate([source(frames[i:i + 2048], gt_m[i:i + 2048], gt_c[i:i + 2048])
+                               for i in range(0, len(frames), 2048)])
+
+
+def warm_start_critic(env: str, policy: Any, rs: Any, ell: Any, critic_cfg: Any,
+                      warmup: dict[str, int]) -> tuple[Any, dict[str, Any]]:
+    """A critic (a copy of the policy's encoder + a new head) regressed onto ℓ and TD-trained on the BC rollouts
+    (:func:`.critic.warm_start`); returns it and what its ``critic.json`` records."""
+    import torch
+
+    from .critic import CriticTrainer, SafetyCritic, replay_from_rollouts, warm_start
+
+    buf = replay_from_rollouts(rs, ell, MAX_STEPS.get(env, 100))
+    critic = SafetyCritic.from_policy(policy, critic_cfg)
+    trainer = CriticTrainer(critic)
+
+    def mean_action(images: Any, instructions: Any) -> Any:
+        with torch.no_grad():
+            return policy(images, instructions)[0]
+
+    t0 = time.perf_counter()
+    rows = warm_start(trainer, buf, mean_action, warmup["regress"], warmup["td"])
+    return critic, {"warmup": rows[-1:], "transitions": buf.size, "seconds": time.perf_counter() - t0}
+
+
+def evaluate_conditions(env: str, policy: Any, episodes: int, conds: list[str]) -> dict[str, dict[str, float]]:
+    """The deterministic policy on the held-out seeds ``episode_seed(EVAL_BASE, i)``, per condition (``in`` or a
+    perturbation)."""
+    from ..policy.demos import episode_seeds
+    from ..policy.rollouts import evaluate_policy
+
+    seeds = episode_seeds(EVAL_BASE, range(episodes))
+    out = {}
+    for cond in conds:
+        pert = None if cond == "in" else cond
+        if env == "dubins":
+            from ...envs.control.dubins import DubinsVLVec
+
+            m = evaluate_policy(None, policy, seeds, n_envs=64,
+                                make_vec=lambda n, p=pert: DubinsVLVec(n, render=True, perturbation=p))
+        else:
+            import gymnasium as gym
+
+            from ..envs import gym_id
+
+            m = evaluate_policy(lambda p=pert: gym.make(gym_id(env), perturbation=p), policy, seeds, n_envs=8)
+        out[cond] = {k: float(v) for k, v in m.items()}
+    return out
