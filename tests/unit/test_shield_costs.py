@@ -466,8 +466,8 @@ def test_llm_proposer_parses_validates_and_records_failures(tmp_path):
 
 def test_shield_modules_import_no_heavy_library():
     heavy = ("torch", "transformers", "mujoco", "prefect", "mlflow", "openai", "sklearn", "matplotlib")
-    mods = ", ".join(f"embodied_safety.shield.{m}" for m in
-                     ("rubrics", "pixel_scorer", "vlm_scorer", "calibrate", "rtd", "cost_metrics", "tiny_vlm"))
+    mods = ", ".join(f"embodied_safety.shield.costs.{m}" for m in
+                     ("rubrics", "pixel_scorer", "vlm_scorer", "calibrate", "rtd", "metrics", "margins", "tiny_vlm"))
     code = f"import sys, embodied_safety.shield, {mods}; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
