@@ -50,28 +50,21 @@ def test_dagger_labels_the_policys_own_states_with_the_expert():
     np.testing.assert_allclose(expert_run.executed, expert_run.actions, atol=1e-6)
 
 
-def test_dagger_aggregates_rounds_and_is_deterministic():
+def test_dagger_aggregates_rounds():
     demos = collect_demos(LineEnv, line_expert, n_episodes=4, seed=0)
-
-    def run():
-        policy = small_policy()
-        hist, data = dagger(policy, demos, line_expert, rounds=2, episodes=3, bc_epochs=1, epochs=1, seed=0,
-                            make_env=LineEnv, batch_size=16, lr=1e-3, shift=0, select_by="nll")
-        return policy, hist, data
-
-    policy, hist, data = run()
+    policy = small_policy()
+    hist, data = dagger(policy, demos, line_expert, rounds=2, episodes=3, bc_epochs=1, epochs=1, seed=0,
+                        make_env=LineEnv, batch_size=16, lr=1e-3, shift=0, select_by="nll")
     assert data.n_episodes == 4 + 2 * 3
     np.testing.assert_array_equal(data.images[:demos.n_steps], demos.images)  # the demos come first
-    np.testing.assert_array_equal(data.episode_seeds[4:], episode_seeds(1200, range(6)))
+    np.testing.assert_array_equal(data.episode_seeds[4:], episode_seeds(1200, range(6)))  # new seeds each round
     assert [r["round"] for r in hist.rounds] == [0.0, 1.0, 2.0]
     assert [r["steps"] for r in hist.rounds] == sorted(r["steps"] for r in hist.rounds)
     assert hist.rounds[-1]["steps"] == data.n_steps
     assert [r["epoch"] for r in hist.rows] == [1.0, 2.0, 3.0] and [r["round"] for r in hist.rows] == [0.0, 1.0, 2.0]
-    # round r's new episodes are the policy's own, labelled by the expert
+    # the rounds' new episodes are the (then current) policy's own, labelled by the expert
     np.testing.assert_allclose(data.actions[demos.n_steps:], replay_labels(data.episodes(range(4, 10))), atol=1e-6)
-    p2, h2, d2 = run()
-    np.testing.assert_array_equal(d2.actions, data.actions)
-    assert [r["loss"] for r in h2.rows] == [r["loss"] for r in hist.rows]
+    assert not np.allclose(data.executed[demos.n_steps:], data.actions[demos.n_steps:])
 
 
 def test_selection_by_sr_picks_the_best_sr_checkpoint():
