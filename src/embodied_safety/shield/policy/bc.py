@@ -114,9 +114,11 @@ class BCHistory:
         if self.rounds:
             ax3 = fig.add_subplot(1, panels, panels)
             rx = [r["round"] for r in self.rounds]
-            for k in round_keys:
-                if all(k in r for r in self.rounds):
-                    ax3.plot(rx, [r[k] for r in self.rounds], marker="o", label=k)
+            for k in round_keys:  # rollout_*: the episodes collected in rounds >= 1
+                pts = [(r["round"], r[k]) for r in self.rounds if k in r]
+                if pts:
+                    ax3.plot(*zip(*pts, strict=True), marker="o", ls="-" if k in ("sr", "violation_rate") else "--",
+                             label=k)
             ax3.set_ylim(-0.02, 1.02)
             ax3.set_xlabel("DAgger round (0 = BC on the demos)")
             ax3.grid(alpha=0.3)
