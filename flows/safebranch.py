@@ -27,7 +27,6 @@ from prefect import flow
 
 from embodied_safety.actors.hf import HFActor
 from embodied_safety.config import PromoteConfig, SafeBranchConfig
-from embodied_safety.evaluation.report import seed_table, study_rows
 from embodied_safety.evaluation.selection import floor_from, rank
 from embodied_safety.io import write_json
 from embodied_safety.manifest import write_manifest
@@ -39,7 +38,7 @@ from embodied_safety.train.study import (
     summary_metrics,
     summed_risks,
 )
-from embodied_safety.train.variants import LABELS, lrs_for
+from embodied_safety.train.variants import lrs_for
 from flows._stage import Plot, Stage
 from flows.promote import promote, tag_base_dev
 from tasks.safebranch import Trainer, eval_task
@@ -78,7 +77,7 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
                "base": base_eval, "base_tasks": base_tasks, "base_dev": base_dev, "sr_floor": sr_floor,
                "paired": paired, "base_risks": base_risks, "seeds": list(cfg.seeds), "dev_split": cfg.dev_split,
                "eval_splits": list(cfg.eval_splits)}
-    metrics = summary_metrics(lrs, study_rows(results), cfg.eval_splits, paired)
+    metrics = summary_metrics(lrs, base_eval, runs, cfg.eval_splits, paired)
     write_json(out / "results.json", results)
     with mlflow_run(trainer.track, "safebranch-report", params={**dataclasses.asdict(cfg), "picked_lrs": lrs}):
         log_metrics(metrics)
@@ -91,7 +90,7 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
         print(f"promotion of {cfg.registered_model} v{best.version} (SafeBranch seed {best.seed}): {decision['reason']}")
     write_manifest(out, cfg, inputs=[pairs_dir, base])
     write_json(metrics_path, metrics)
-    print(seed_table(study_rows(results), cfg.eval_splits, LABELS))  # the report stage renders every table
+    print(f"{out / 'results.json'} written; the report stage renders its tables (python -m flows.report)")
     return metrics
 
 

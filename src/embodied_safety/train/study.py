@@ -131,9 +131,12 @@ def summed_risks(runs: list[Run], splits: tuple[str, ...]) -> dict[str, dict[str
                 for risk in sorted({k for r in runs for k in r.risks[s]})} for s in splits}
 
 
-def summary_metrics(lrs: dict[str, float], rows: dict[str, list[dict[str, float]]], splits: tuple[str, ...],
+def summary_metrics(lrs: dict[str, float], base_eval: dict[str, float], runs: list[Run], splits: tuple[str, ...],
                     paired: dict[str, dict[str, dict]]) -> dict[str, float]:
     """``models/safebranch_metrics.json``: picked rates, mean eval per method, SSR lift / SR drop, paired CIs."""
+    rows: dict[str, list[dict[str, float]]] = {"base": [base_eval]}
+    for r in runs:
+        rows.setdefault(r.variant, []).append(r.eval)
     metrics: dict[str, float] = {f"lr/{k}": v for k, v in lrs.items()}
     for method, results in rows.items():
         for key in results[0]:
