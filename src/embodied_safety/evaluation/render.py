@@ -85,7 +85,7 @@ def render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: 
         md("table14.md", "Table 14: runtime full-critic vs SafeBranch (critic-free), with test-time cost",
            table2(pick, SPLITS, cost), sb_metrics, baselines)
     stages = {label: {f"{sp}/{k}": sb[f"eval/{v}/{sp}/{k}"] for sp in SPLITS for k in ("sr", "ssr", "srec")}
-              for label, v in FILTERING.items() if f"eval/{v}/test/ssr" in sb}
+              for label, v in FILTERING.items() if all(f"eval/{v}/{sp}/{k}" in sb for sp in SPLITS for k in ("sr", "ssr", "srec"))}
     if len(stages) == len(FILTERING):
         md("fig3c_filtering.md", "Fig. 3c: downstream effect of the filtering stages (SafeBranch's SFT, then BranchPO on each stage's pairs)",
            table2(stages, SPLITS), sb_metrics)
