@@ -351,6 +351,22 @@ class AgentBenchEvalConfig(ShardRunnerConfig):
                 raise ValueError(f"params.yaml: agentbench_eval.planner_specs.{name}.inner: "
                                  f"{spec.get('inner')!r} is not a planner")
 
+    def overridden(self, data_dir: str | None = None, planners: list[str] | None = None, judges: list[str] | None = None,
+                   judge_base_url: str | None = None, judge_model: str | None = None) -> AgentBenchEvalConfig:
+        """This config with the command line's choices (``python -m flows.agentbench_eval --help``); None keeps."""
+        changes: dict[str, Any] = {}
+        if data_dir:
+            changes["data_dir"] = data_dir
+        if planners:
+            changes["planners"] = tuple(planners)
+        if judges:
+            changes["judges"] = tuple(judges)
+        if judge_base_url or judge_model:
+            changes["judge_actor"] = {**self.judge_actor, "backend": "openai",
+                                      **({"base_url": judge_base_url} if judge_base_url else {}),
+                                      **({"model": judge_model} if judge_model else {})}
+        return dataclasses.replace(self, **changes)
+
 
 def _per_env(**values: Any) -> Any:
     return dataclasses.field(default_factory=lambda: dict(values))
