@@ -285,6 +285,8 @@ class SafeBranchConfig:
     train_split: str = "train"  # the tasks the golden replay and the contrast pairs come from
     max_dev_sr_drop: float | None = 0.05  # selection: max dev SSR s.t. dev SR >= base dev SR - this (None: off)
     paired_bootstrap: int = 10000  # resamples of the per-task paired comparisons (0: none)
+    # a label in results.json and every report table: demo = make demo's budget, study = make study's (issue 19)
+    scale: Literal["demo", "study"] = "demo"
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)  # overrides of TrackingConfig
 
     def __post_init__(self) -> None:
