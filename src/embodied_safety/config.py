@@ -285,6 +285,8 @@ class SafeBranchConfig:
     train_split: str = "train"  # the tasks the golden replay and the contrast pairs come from
     max_dev_sr_drop: float | None = 0.05  # selection: max dev SSR s.t. dev SR >= base dev SR - this (None: off)
     paired_bootstrap: int = 10000  # resamples of the per-task paired comparisons (0: none)
+    # a label in results.json and every report table: demo = make demo's budget, study = make study's (issue 19)
+    scale: Literal["demo", "study"] = "demo"
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)  # overrides of TrackingConfig
 
     def __post_init__(self) -> None:
@@ -350,6 +352,22 @@ class AgentBenchEvalConfig(ShardRunnerConfig):
             if spec["kind"] == "guard" and spec.get("inner") not in self.planner_specs:
                 raise ValueError(f"params.yaml: agentbench_eval.planner_specs.{name}.inner: "
                                  f"{spec.get('inner')!r} is not a planner")
+
+    def overridden(self, data_dir: str | None = None, planners: list[str] | None = None, judges: list[str] | None = None,
+                   judge_base_url: str | None = None, judge_model: str | None = None) -> AgentBenchEvalConfig:
+        """This config with the command line's choices (``python -m flows.agentbench_eval --help``); None keeps."""
+        changes: dict[str, Any] = {}
+        if data_dir:
+            changes["data_dir"] = data_dir
+        if planners:
+            changes["planners"] = tuple(planners)
+        if judges:
+            changes["judges"] = tuple(judges)
+        if judge_base_url or judge_model:
+            changes["judge_actor"] = {**self.judge_actor, "backend": "openai",
+                                      **({"base_url": judge_base_url} if judge_base_url else {}),
+                                      **({"model": judge_model} if judge_model else {})}
+        return dataclasses.replace(self, **changes)
 
 
 def _per_env(**values: Any) -> Any:

@@ -2,7 +2,8 @@
 
 import json
 
-from flows.report import _render
+from embodied_safety.evaluation.render import render
+from embodied_safety.train.variants import LABELS
 
 
 def _write(path, obj):
@@ -24,12 +25,21 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
               "efficiency/natural_pairs_per_episode": 0.01, "efficiency/branch_pairs_per_episode": 0.4,
               "efficiency/ratio": 40.0}
     curve = [{"step": 0, "sr": 0.8, "ssr": 0.0, "srec": 0.0}, {"step": 4, "sr": 0.6, "ssr": 0.5, "srec": 0.8}]
-    run = {"variant": "safebranch", "seed": 0, "phases": [{"curve": curve}],
+    ev = {f"{s}/{k}": 0.5 for s in splits for k in ("sr", "ssr", "srec")}
+    run = {"variant": "safebranch", "seed": 0, "phases": [{"curve": curve}], "eval": ev,
            "risks": {s: {"Fire Hazard": [3, 4]} for s in splits}}
+    fb = {**run, "variant": "sft_only_fb", "eval": {**ev, "test/sr": 0.1}}
+    point = {**run, "variant": "sft_only", "learning_rates": {"sft": 1e-3}, "dev": {"sr": 0.7, "ssr": 0.4},
+             "sweep_key": "sft", "final_reward_acc": None,
+             "phases": [{"kind": "sft", "curve": curve, "metrics": {"sft_dev/best_step": 4}}]}
     sbdir = tmp_path / "models/safebranch"
     paired = {"safebranch vs sft_only": {s: {"ssr": [0.1, 0.02, 0.2, 40], "sr": [0.0, -0.1, 0.1, 40]} for s in splits}}
-    _write(sbdir / "results.json", {"runs": [run], "sr_floor": 0.75, "paired": paired})
-    (sbdir / "table13.md").write_text("# Table 13\n\n| scheme | prompt | SR |\n|---|---|---|\n| SFT-only | +FB | 0.1 |\n")
+    _write(sbdir / "results.json", {"runs": [run, fb], "sr_floor": 0.75, "paired": paired, "base": ev, "seeds": [0],
+                                    "base_risks": {s: {"Fire Hazard": [1, 4]} for s in splits}, "sweep": [point],
+                                    "learning_rates": {"sft": 1e-3}, "dev_split": "dev", "eval_splits": list(splits),
+                                    "scale": "demo"})
+    for png in ("dev_curves.png", "per_risk_test.png"):  # the stage's figures, copied
+        (sbdir / png).write_bytes(b"png")
     alfred = tmp_path / "data/alfred"
     alfred.mkdir(parents=True)
     (alfred / "table3.md").write_text("# Table 3\n\n| method | hazard |\n|---|---|\n| Base actor | 0.02 |\n")
@@ -38,11 +48,18 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
     (agentbench / "tables.md").write_text("# SafeAgentBench results\n\n## Detailed tasks\n| planner | Rej |\n|---|---|\n"
                                           "| guard | 72.7 |\n")
     out = tmp_path / "reports"
-    names = _render("run123", out, sbdir, _write(tmp_path / "sb.json", sb), _write(tmp_path / "bl.json", bl),
-                    _write(tmp_path / "funnel.json", funnel), alfred, _write(tmp_path / "alfred.json", {}), agentbench)
+    names = render("run123", out, sbdir, _write(tmp_path / "sb.json", sb), _write(tmp_path / "bl.json", bl),
+                   _write(tmp_path / "funnel.json", funnel), alfred, _write(tmp_path / "alfred.json", {}), agentbench,
+                   LABELS)
     assert {"table2.md", "table14.md", "table12_funnel.md", "fig3a_efficiency.png", "fig3c_filtering.md",
             "fig3c_filtering.png", "table13_fb.md", "table15_dynamics.md", "fig_dynamics.png",
-            "table16_per_risk_test.png", "table3_alfred.md", "agentbench.md", "paired.md"} <= set(names)
+            "table16_per_risk_test.png", "table3_alfred.md", "agentbench.md", "paired.md", "table2_seeds.md",
+            "table16_per_risk.md", "sweep.md"} <= set(names)
+    assert (out / "fig_dynamics.png").read_bytes() == b"png"
+    assert "| SFT-only | +FB | 0.100 | 0.500 | 0.500 |" in (out / "table13_fb.md").read_text()
+    assert "| Fire Hazard | 1/4 (0.25) | 3/4 (0.75) |" in (out / "table16_per_risk.md").read_text()
+    assert "| sft (sft_only) | 0.001 **(picked)** | 4 | 0.700 | 0.400 | - |" in (out / "sweep.md").read_text()
+    assert "| SafeBranch (SFT -> BranchPO) | 0.500 |" in (out / "table2_seeds.md").read_text()
     assert "+0.100 [+0.020, +0.200] *" in (out / "paired.md").read_text()
     assert "dev SR >= 0.750" in (out / "table15_dynamics.md").read_text()
     assert "| guard | 72.7 |" in (out / "agentbench.md").read_text()
@@ -52,3 +69,5 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
     assert "Rendered by code run123" in table2 and "sb.json" in table2 and "MLflow run `report`" in table2
     assert "| 0.450 |" in (out / "fig3c_filtering.md").read_text()
     assert all(f"[{n}]" in (out / "index.md").read_text() for n in names)
+    # results at the demo budget are labelled as such in every table and the index (issue 19)
+    assert all("Budget: demo budget" in (out / n).read_text() for n in [*(n for n in names if n.endswith(".md")), "index.md"])

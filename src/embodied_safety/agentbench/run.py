@@ -8,11 +8,13 @@ memoised per prompt, so ``smollm2+guard`` re-uses ``smollm2``'s plans instead of
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..envs.agentbench.dataset import BenchTask
+from ..config import AgentBenchEvalConfig
+from ..envs.agentbench.dataset import TASK_TYPES, BenchTask
 from .episode import Episode, run_plans, run_react
 from .guard import GuardedPlanner
 from .judges import LLMJudge, RuleJudge, Verdict
@@ -51,6 +53,31 @@ def select_rows(tasks: Sequence[BenchTask], max_rows: int) -> list[BenchTask]:
         return list(tasks)
     keep = {rows[(i * len(rows)) // max_rows] for i in range(max_rows)}
     return [t for t in tasks if row_of(t) in keep]
+
+
+def shard_calls(tasks: list[BenchTask], cfg: AgentBenchEvalConfig) -> list[tuple[str, str, list[BenchTask]]]:
+    """Every (planner, task type, its selected tasks) shard of a run."""
+    by_type: dict[str, list[BenchTask]] = defaultdict(list)
+    for t in tasks:
+        by_type[t.task_type].append(t)
+    calls = []
+    for planner in cfg.planners:
+        rows = _max_rows(planner, cfg)
+        for task_type in TASK_TYPES:
+            chosen = select_rows(by_type.get(task_type, []), rows)
+            if chosen and not (task_type == "long_horizon" and _kind(planner, cfg) == "reference"):
+                calls.append((planner, task_type, chosen))  # the dataset has no long-horizon plans to replay
+    return calls
+
+
+def _kind(planner: str, cfg: AgentBenchEvalConfig) -> str:
+    spec = cfg.planner_specs[planner]
+    return _kind(spec["inner"], cfg) if spec["kind"] == "guard" else spec["kind"]
+
+
+def _max_rows(planner: str, cfg: AgentBenchEvalConfig) -> int:
+    spec = cfg.planner_specs[planner]
+    return int(spec.get("max_rows", 0)) or (_max_rows(spec["inner"], cfg) if spec["kind"] == "guard" else 0)
 
 
 class _Memo:
