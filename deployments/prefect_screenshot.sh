@@ -33,5 +33,5 @@ PY
 )
 WINDOW=1600,1100
 source deployments/chromium.sh
-shoot prefect_flow_run_artifacts "$UI/runs/flow-run/$RUN?tab=artifacts"
+shoot prefect_flow_run_artifacts "$UI/runs/flow-run/$RUN?tab=Artifacts"  # the tab query is its label (Prefect UI 3)
 shoot prefect_artifact "$UI/artifacts/artifact/$ART"

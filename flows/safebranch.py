@@ -76,7 +76,7 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
     results = {"learning_rates": lrs, "runs": [r.to_json() for r in runs], "sweep": [r.to_json() for r in sweep_runs],
                "base": base_eval, "base_tasks": base_tasks, "base_dev": base_dev, "sr_floor": sr_floor,
                "paired": paired, "base_risks": base_risks, "seeds": list(cfg.seeds), "dev_split": cfg.dev_split,
-               "eval_splits": list(cfg.eval_splits)}
+               "eval_splits": list(cfg.eval_splits), "scale": cfg.scale}
     metrics = summary_metrics(lrs, base_eval, runs, cfg.eval_splits, paired)
     write_json(out / "results.json", results)
     with mlflow_run(trainer.track, "safebranch-report", params={**dataclasses.asdict(cfg), "picked_lrs": lrs}):

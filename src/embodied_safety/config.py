@@ -285,6 +285,8 @@ class SafeBranchConfig:
     train_split: str = "train"  # the tasks the golden replay and the contrast pairs come from
     max_dev_sr_drop: float | None = 0.05  # selection: max dev SSR s.t. dev SR >= base dev SR - this (None: off)
     paired_bootstrap: int = 10000  # resamples of the per-task paired comparisons (0: none)
+    # a label in results.json and every report table: demo = make demo's budget, study = make study's (issue 19)
+    scale: Literal["demo", "study"] = "demo"
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)  # overrides of TrackingConfig
 
     def __post_init__(self) -> None:
@@ -395,6 +397,18 @@ class BCPolicyConfig:
     shift: int = 4  # random-shift augmentation, pixels
     seed: int = 0
     threads: int = 2
+    # checkpoint: "sr" = closed-loop SR on the selection seeds (ties: violation rate, then held-out NLL), every
+    # eval_every epochs and at each round's end; "nll" = lowest held-out NLL (the old rule). Envs without a
+    # vectorised env are not evaluated per epoch and fall back to "nll".
+    select_by: Literal["sr", "nll"] = "sr"
+    select_episodes: dict[str, int] = _per_env(dubins=100, turtlebot=10, franka=4)
+    eval_every: int = 5
+    # DAgger with the privileged scripted expert (shield/policy/dagger.py): rounds after the BC epochs, the
+    # policy's own episodes per round (labelled by the expert, aggregated), retraining epochs per round
+    dagger_rounds: dict[str, int] = _per_env(dubins=3, turtlebot=0, franka=0)
+    dagger_episodes: dict[str, int] = _per_env(dubins=100, turtlebot=10, franka=4)
+    dagger_epochs: dict[str, int] = _per_env(dubins=5, turtlebot=2, franka=2)
+    dagger_beta: float = 0.0  # round r executes the expert's action with probability beta**r (0: policy only)
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)
 
 

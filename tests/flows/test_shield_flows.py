@@ -44,9 +44,13 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
     assert again == demos and [p.stat().st_mtime_ns for p in shards] == stamps
 
     tracking = {"tracking_uri": f"sqlite:///{tmp_path / 'mlruns.db'}", "artifact_root": str(tmp_path / "mlartifacts")}
-    bc = bc_policy(BCPolicyConfig(envs=envs, epochs={"dubins": 2}, eval_episodes={"dubins": 20}, tracking=tracking),
-                   demos=d / "demos", out=m / "bc", metrics_path=m / "bc.json")
-    assert 0.0 <= bc["bc/dubins/eval_violation_rate"] <= 1.0
+    bc_cfg = BCPolicyConfig(envs=envs, epochs={"dubins": 2}, eval_episodes={"dubins": 20}, eval_every=1,
+                            select_episodes={"dubins": 10}, dagger_rounds={"dubins": 1}, dagger_episodes={"dubins": 8},
+                            dagger_epochs={"dubins": 1}, tracking=tracking)
+    bc = bc_policy(bc_cfg, demos=d / "demos", out=m / "bc", metrics_path=m / "bc.json")
+    assert 0.0 <= bc["bc/dubins/eval_violation_rate"] <= 1.0 and bc["bc/dubins/dagger_rounds"] == 1
+    history = json.loads((m / "bc" / "dubins" / "history.json").read_text())
+    assert [r["round"] for r in history["rounds"]] == [0, 1] and history["rounds"][1]["steps"] > history["rounds"][0]["steps"]
     assert (m / "bc" / "dubins" / "model.safetensors").is_file() and (m / "bc" / "dubins" / "bc_curve.png").is_file()
 
     ro = shield_rollouts(ShieldRolloutsConfig(envs=envs, episodes={"dubins": 48}, shard_episodes=16),

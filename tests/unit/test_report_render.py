@@ -36,7 +36,8 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
     paired = {"safebranch vs sft_only": {s: {"ssr": [0.1, 0.02, 0.2, 40], "sr": [0.0, -0.1, 0.1, 40]} for s in splits}}
     _write(sbdir / "results.json", {"runs": [run, fb], "sr_floor": 0.75, "paired": paired, "base": ev, "seeds": [0],
                                     "base_risks": {s: {"Fire Hazard": [1, 4]} for s in splits}, "sweep": [point],
-                                    "learning_rates": {"sft": 1e-3}, "dev_split": "dev", "eval_splits": list(splits)})
+                                    "learning_rates": {"sft": 1e-3}, "dev_split": "dev", "eval_splits": list(splits),
+                                    "scale": "demo"})
     for png in ("dev_curves.png", "per_risk_test.png"):  # the stage's figures, copied
         (sbdir / png).write_bytes(b"png")
     alfred = tmp_path / "data/alfred"
@@ -68,3 +69,5 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
     assert "Rendered by code run123" in table2 and "sb.json" in table2 and "MLflow run `report`" in table2
     assert "| 0.450 |" in (out / "fig3c_filtering.md").read_text()
     assert all(f"[{n}]" in (out / "index.md").read_text() for n in names)
+    # results at the demo budget are labelled as such in every table and the index (issue 19)
+    assert all("Budget: demo budget" in (out / n).read_text() for n in [*(n for n in names if n.endswith(".md")), "index.md"])

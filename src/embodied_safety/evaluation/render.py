@@ -35,11 +35,19 @@ BASELINE_LABELS = {"self_verification": "Self-Verification (Alg. 1, rule verifie
                    "lookahead": "Lookahead (Alg. 2, k = 2, rule value)", "full_critic": "Runtime full-critic (F.4, rule critics)"}
 
 
-def provenance(code: str, *inputs: Path) -> str:
+SCALES = {"demo": "demo budget (`make demo`: one seed, the Table 2 core, short training); the claims are measured "
+                  "at the study budget (`make study`, docs/training.md)",
+          "study": "study budget (`make study`: 3 seeds, every variant, learning-rate sweeps)"}
+
+
+def provenance(code: str, *inputs: Path, scale: str = "") -> str:
     """The code key and the content hash of every input that exists (deterministic: the commit and the MLflow run
-    id are tags of the ``report`` MLflow run, not part of the hashed report files)."""
+    id are tags of the ``report`` MLflow run, not part of the hashed report files), and the budget of the SafeBranch
+    results it was rendered from (``safebranch.scale``)."""
     parts = [f"`{p}` {hash_path(p)[:12]}" for p in inputs if p.exists()]
-    return f"\n_Rendered by code {code} from {', '.join(parts)}; commit and MLflow run: tags of MLflow run `report`._\n"
+    budget = f" Budget: {SCALES.get(scale, scale)}." if scale else ""
+    return (f"\n_Rendered by code {code} from {', '.join(parts)}; commit and MLflow run: tags of MLflow run "
+            f"`report`._{budget}\n")
 
 
 def methods(sb: dict[str, float], bl: dict[str, float],
@@ -66,9 +74,11 @@ def render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: 
     """Write ``out`` whole (scratch folder, swapped in): every table and figure, ``index.md``, the manifest; the names."""
     tmp = scratch_dir(out)
     written: list[Path] = []
+    results = safebranch / "results.json"
+    scale = str(read_json(results).get("scale", "")) if results.exists() else ""
 
     def md(name: str, title: str, body: str, *inputs: Path) -> None:
-        written.append(atomic_write_text(tmp / name, f"# {title}\n\n{body}{provenance(code, *inputs)}"))
+        written.append(atomic_write_text(tmp / name, f"# {title}\n\n{body}{provenance(code, *inputs, scale=scale)}"))
 
     def copy(src: Path, name: str) -> None:
         if src.exists():
@@ -104,7 +114,6 @@ def render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: 
                                    "SafeBranch branches": f["efficiency/branch_pairs_per_episode"]}},
             tmp / "fig3a_efficiency.png",
             f"Fig. 3a: usable pairs per episode, ratio {f['efficiency/ratio']:.1f}x", ylabel="pairs per episode"))
-    results = safebranch / "results.json"
     if results.exists():
         _study(read_json(results), results, safebranch, md, copy, labels)
     if (alfred / "table3.md").exists():
@@ -118,7 +127,7 @@ def render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: 
             copy(png, f"agentbench_{png.name}")
     names = sorted({p.name for p in written})
     atomic_write_text(tmp / "index.md", "# Reports\n\n" + "\n".join(f"* [{n}]({n})" for n in names) + "\n"
-                      + provenance(code, sb_metrics, results, baselines, funnel_path, alfred_metrics))
+                      + provenance(code, sb_metrics, results, baselines, funnel_path, alfred_metrics, scale=scale))
     write_manifest(tmp, {"files": names}, inputs=[p for p in (sb_metrics, baselines, funnel_path, alfred_metrics) if p.exists()])
     replace_dir(tmp, out)
     return names

@@ -8,8 +8,11 @@ because it is the number that is comparable across policies.
 
 The held-out split is by episode (frames of one episode are highly correlated, so a frame split
 would leak). Training is deterministic for a given seed and starting policy (shuffling and
-augmentation draw from seeded generators; CPU kernels are deterministic). The state with the lowest
-validation loss is restored at the end (the last one without a validation split).
+augmentation draw from seeded generators; CPU kernels are deterministic). The checkpoint restored at
+the end is chosen by :func:`selection_key`: ``select_by="nll"`` (the old rule) keeps the epoch with the
+lowest validation loss (the last one without a validation split); ``select_by="sr"`` keeps the evaluated
+epoch with the highest closed-loop SR of ``eval_fn`` (ties: lower violation rate, then lower validation
+loss), falling back to the NLL rule when no epoch was evaluated.
 """
 
 from __future__ import annotations
@@ -30,6 +33,24 @@ from .visuomotor import GaussianPolicy, clipped_gaussian_log_prob
 
 EvalFn = Callable[[GaussianPolicy], dict[str, float]]
 Log = Callable[[dict[str, float], int], None]
+SELECT_BY = ("nll", "sr")
+
+
+def selection_key(row: dict[str, float], select_by: str = "nll") -> tuple[float, ...] | None:
+    """Sort key of an epoch row for checkpoint selection (lower is better), ``None`` if not a candidate.
+
+    ``"nll"``: the held-out NLL. ``"sr"``: (-SR, violation rate, held-out NLL) on rows that carry the
+    closed-loop evaluation (``sr``), so a tie in SR goes to the safer checkpoint, then the better fit.
+    """
+    if select_by not in SELECT_BY:
+        raise ValueError(f"select_by must be one of {SELECT_BY}, not {select_by!r}")
+    val = float(row.get("val_loss", np.nan))
+    val = val if np.isfinite(val) else -float(row["epoch"])  # no split: the latest wins
+    if select_by == "nll":
+        return (val,)
+    if "sr" not in row:
+        return None
+    return (-float(row["sr"]), float(row.get("violation_rate", 0.0)), val)
 
 
 @dataclass
@@ -38,6 +59,8 @@ class BCHistory:
 
     rows: list[dict[str, float]] = field(default_factory=list)
     best_epoch: int = -1
+    select_by: str = "nll"
+    rounds: list[dict[str, float]] = field(default_factory=list)  # DAgger: one row per round
     train_episodes: int = 0
     val_episodes: int = 0
     train_steps: int = 0
@@ -47,7 +70,8 @@ class BCHistory:
         """The restored (best) epoch's row plus run totals."""
         last = self.rows[-1] if self.rows else {}
         row = next((r for r in self.rows if int(r["epoch"]) == self.best_epoch), last)
-        return {**row, "best_epoch": float(self.best_epoch), "train_episodes": float(self.train_episodes),
+        return {**row, "best_epoch": float(self.best_epoch), "select_by_sr": float(self.select_by == "sr"),
+                "train_episodes": float(self.train_episodes),
                 "val_episodes": float(self.val_episodes), "train_steps": float(self.train_steps),
                 "total_seconds": self.seconds}
 
@@ -58,8 +82,9 @@ class BCHistory:
         from ...evaluation.plots import save_figure
 
         metrics = [k for k in ("sr", "violation_rate", "reach_rate") if any(k in r for r in self.rows)]
-        fig = Figure(figsize=(9 if metrics else 5, 3.4))
-        ax = fig.add_subplot(1, 2 if metrics else 1, 1)
+        panels = 1 + bool(metrics) + bool(self.rounds)
+        fig = Figure(figsize=(4.5 * panels, 3.4))
+        ax = fig.add_subplot(1, panels, 1)
         epochs = [r["epoch"] for r in self.rows]
         ax.plot(epochs, [r["loss"] for r in self.rows], marker=".", label="train")
         val = [(r["epoch"], r["val_loss"]) for r in self.rows if np.isfinite(r.get("val_loss", np.nan))]
@@ -67,19 +92,40 @@ class BCHistory:
             ax.plot(*zip(*val, strict=True), marker=".", label="held-out")
         if self.best_epoch >= 0:
             ax.axvline(self.best_epoch, color="0.6", ls=":", lw=1, label="restored")
+        starts = [r["start_epoch"] for r in self.rounds[1:]]
+        for x in starts:
+            ax.axvline(x, color="C3", ls="--", lw=0.7)
         ax.set_xlabel("epoch")
         ax.set_ylabel("NLL per action dim")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         if metrics:
-            ax2 = fig.add_subplot(1, 2, 2)
+            ax2 = fig.add_subplot(1, panels, 2)
             for k in metrics:
                 pts = [(r["epoch"], r[k]) for r in self.rows if k in r]
                 ax2.plot(*zip(*pts, strict=True), marker="o", label=k)
-            ax2.set_xlabel("epoch")
+            for x in starts:
+                ax2.axvline(x, color="C3", ls="--", lw=0.7)
+            ax2.set_xlabel("epoch" + (" (dashed: DAgger rounds)" if starts else ""))
             ax2.set_ylim(-0.02, 1.02)
             ax2.grid(alpha=0.3)
             ax2.legend(fontsize=8)
+        round_keys = ("sr", "violation_rate", "rollout_sr", "rollout_violation_rate")
+        if self.rounds:
+            ax3 = fig.add_subplot(1, panels, panels)
+            rx = [r["round"] for r in self.rounds]
+            for k in round_keys:  # rollout_*: the episodes collected in rounds >= 1
+                pts = [(r["round"], r[k]) for r in self.rounds if k in r]
+                if pts:
+                    ax3.plot(*zip(*pts, strict=True), marker="o", ls="-" if k in ("sr", "violation_rate") else "--",
+                             label=k)
+            ax3.set_ylim(-0.02, 1.02)
+            ax3.set_xlabel("DAgger round (0 = BC on the demos)")
+            ax3.grid(alpha=0.3)
+            ax3.legend(fontsize=7, loc="upper left")
+            ax4 = ax3.twinx()
+            ax4.plot(rx, [r["steps"] for r in self.rounds], color="0.4", ls=":", marker="s", label="steps")
+            ax4.set_ylabel("aggregated steps", fontsize=8)
         fig.suptitle(title, fontsize=10)
         fig.tight_layout()
         from ...evaluation.plots import curve_rows, write_plot_data
@@ -87,7 +133,9 @@ class BCHistory:
         write_plot_data(path, [*curve_rows("NLL per action dim", "train", [(r["epoch"], r["loss"]) for r in self.rows]),
                                *curve_rows("NLL per action dim", "held-out", val),
                                *(row for k in metrics for row in curve_rows(
-                                   "evaluation", k, [(r["epoch"], r[k]) for r in self.rows if k in r]))])
+                                   "evaluation", k, [(r["epoch"], r[k]) for r in self.rows if k in r])),
+                               *(row for k in (*round_keys, "steps") for row in curve_rows(
+                                   "dagger rounds", k, [(r["round"], r[k]) for r in self.rounds if k in r]))])
         return save_figure(fig, path)
 
 
@@ -145,14 +193,15 @@ def _evaluate_loss(policy: GaussianPolicy, demos: DemoSet, idx: np.ndarray,
 def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_size: int = 64, lr: float = 3e-4,
              seed: int = 0, eval_fn: EvalFn | None = None, val_fraction: float = 0.1, eval_every: int = 1,
              shift: int = 4, weight_decay: float = 0.0, keep_best: bool = True, log: Log | None = None,
-             plot_path: str | os.PathLike[str] | None = None) -> BCHistory:
+             plot_path: str | os.PathLike[str] | None = None, select_by: str = "nll") -> BCHistory:
     """Fit ``policy`` (in place) to ``demos``; returns the per-epoch history.
 
     ``eval_fn(policy)`` (e.g. :func:`.rollouts.eval_fn`) runs after every ``eval_every`` epochs and
     after the last; its metrics join the epoch row. ``shift`` > 0 adds DrQ random-shift augmentation
     of that many pixels. ``keep_best`` keeps an in-memory copy of the best state (lowest held-out
-    NLL) and restores it at the end; turn it off for a backbone too big to copy. ``log(metrics,
-    epoch)`` receives each row (MLflow-style).
+    NLL, or best closed-loop SR with ``select_by="sr"``: :func:`selection_key`) and restores it at the
+    end; turn it off for a backbone too big to copy. ``log(metrics, epoch)`` receives each row
+    (MLflow-style).
     """
     t0 = time.time()
     train_eps, val_eps = split_episodes(demos.n_episodes, val_fraction, seed)
@@ -163,8 +212,12 @@ def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_siz
     rng = np.random.default_rng([seed, 3])
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(list(policy.parameters()), lr=lr, weight_decay=weight_decay)
-    hist = BCHistory(train_episodes=len(train_eps), val_episodes=len(val_eps), train_steps=len(train_idx))
-    best: tuple[float, dict[str, Any]] | None = None
+    if select_by == "sr" and eval_fn is None:
+        select_by = "nll"  # nothing to rank by SR
+    selection_key({"epoch": 0.0}, select_by)  # validates the name
+    hist = BCHistory(train_episodes=len(train_eps), val_episodes=len(val_eps), train_steps=len(train_idx),
+                     select_by=select_by)
+    best: tuple[tuple[float, ...], dict[str, Any]] | None = None
     for epoch in range(1, epochs + 1):
         te = time.time()
         policy.train()
@@ -186,10 +239,10 @@ def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_siz
         hist.rows.append(row)
         if log is not None:
             log({f"bc/{k}": v for k, v in row.items() if k != "epoch"}, epoch)
-        score = val_nll if np.isfinite(val_nll) else -float(epoch)  # no split: keep the last
+        score = selection_key(row, select_by)
         if not keep_best:
             hist.best_epoch = epoch
-        elif best is None or score < best[0]:
+        elif score is not None and (best is None or score < best[0]):
             best = (score, {k: v.detach().clone() for k, v in policy.state_dict().items()})
             hist.best_epoch = epoch
     if best is not None:
