@@ -89,3 +89,38 @@ def test_train_two_iterations(method: str) -> None:
             assert "infeasible_frac" not in row and row["dual"] >= 0.0
     assert sum(r["episodes"] for r in res.history) >= cfg.num_envs  # 128 steps: every slot finished one
     assert (res.critic is not None) == (method == "gated")
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_feature_replay_encodes_each_frame_once_with_the_old_values(shared: bool) -> None:
+    """Feature replay (issue 21: speed): what ``train_critic`` puts in replay and what the gate reads are the
+    features a per-frame encoding gives (critic encoder of o and o', policy encoder of o'), whether the critic
+    reads the policy's features (the same frozen weights) or encodes each frame once itself."""
+    from embodied_safety.shield.rl.critic import SafetyCritic
+
+    torch.manual_seed(0)
+    cfg = _cfg(critic_replay="features", train_encoder=False, rollout_steps=110, total_steps=440)
+    policy = StatePolicy(StatePolicyConfig())
+    critic = SafetyCritic.from_policy(policy, cfg.critic)
+    if not shared:
+        with torch.no_grad():
+            for p in critic.encoder.parameters():
+                p.add_(0.1 * torch.randn(p.shape))
+    run = GatedPPO(policy, "dubins", MarginSource("gt"), cfg, critic)
+    try:
+        assert run.shared_encoder == shared
+        ro = run.collect()
+        assert ro.dones.sum() >= cfg.num_envs  # episode ends inside the rollout: o' is not the next o there
+        run.train_critic(ro)
+        n, buf = ro.size, run.buffer
+        instr = ro.flat_instructions()
+        with torch.no_grad():
+            want = {"feature": critic.encoder(ro.flat_images(), instr),
+                    "next_feature": critic.encoder(ro.flat_images(reached=True), instr),
+                    "next_policy_feature": policy.features(ro.flat_images(reached=True), instr)}
+        for k, v in want.items():
+            assert np.allclose(buf.arrays[k][:n], v.numpy(), atol=1e-5), k
+        gate = run.gate(ro)
+        assert torch.allclose(gate.critic_features, want["feature"], atol=1e-5)
+    finally:
+        run.close()

@@ -145,3 +145,49 @@ def test_gae_cuts_at_episode_ends() -> None:
     # t=2: δ = 1 + 0.5·1 = 1.5; t=1 (done): δ = 1, no trace; t=0: δ = 1.5, plus γλ·adv1 = 0.5 -> 2.0
     assert adv[:, 0].tolist() == pytest.approx([2.0, 1.0, 1.5])
     assert np.array_equal(adv, ret)
+
+
+@pytest.mark.parametrize("freeze,twin,target", [(True, False, "policy_mean"), (True, True, "best"),
+                                                (False, False, "policy_mean")])
+def test_cached_warm_start_matches_the_uncached_one(freeze: bool, twin: bool, target: str) -> None:
+    """The warm-up on cached features / next actions draws the same batches and lands on the same critic as
+    re-encoding every batch (issue 21: speed), up to float rounding."""
+    from embodied_safety.shield.policy.visuomotor import PolicyConfig, VisuomotorPolicy
+    from embodied_safety.shield.rl.critic import warm_start
+
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    policy = VisuomotorPolicy(PolicyConfig(action_low=(-1.0, -0.5), action_high=(1.0, 0.5), image_size=(36, 36),
+                                           conv_channels=(8, 8, 8), image_dim=32, text_dim=8)).eval()
+    n = 48
+    frames = rng.integers(0, 255, size=(n + 1, 36, 36, 3), dtype=np.uint8)
+    instr = [f"go {i % 3}" for i in range(n)]
+    cfg = CriticConfig(hidden=(16, 16), batch_size=16, freeze_encoder=freeze, twin=twin, target=target,  # type: ignore[arg-type]
+                       candidates=3, lr=3e-3, tau=0.05)
+
+    def mean_action(images: torch.Tensor, instructions: list[str]) -> torch.Tensor:
+        with torch.no_grad():
+            return policy(images, instructions)[0]
+
+    actions = rng.uniform(-0.5, 0.5, size=(n, 2)).astype(np.float32)
+    margins = rng.normal(size=n).astype(np.float32)
+    terminated = (rng.random(n) < 0.2).astype(np.float32)
+    critics = []
+    for cache in (False, True):
+        torch.manual_seed(1)
+        buf = ReplayBuffer(n, (36, 36, 3), 2, seed=3)
+        buf.add(frames[:-1], instr, actions, margins, frames[1:], np.roll(margins, -1), terminated)
+        critic = SafetyCritic.from_policy(policy, cfg)
+        trainer = CriticTrainer(critic)
+        rows = warm_start(trainer, buf, mean_action, regress_steps=50, td_steps=100, cache=cache)
+        assert [r["step"] for r in rows] == [50.0, 100.0, 150.0] and trainer.updates == 100
+        critics.append((critic, rows, buf.rng.integers(0, 1 << 30)))
+    (old, old_rows, old_next), (new, new_rows, new_next) = critics
+    assert old_next == new_next  # the same number of draws from the buffer's generator
+    held = torch.from_numpy(rng.integers(0, 255, size=(32, 36, 36, 3), dtype=np.uint8))
+    words, acts = [f"go {i % 3}" for i in range(32)], torch.from_numpy(rng.uniform(-1, 1, (32, 2)).astype(np.float32))
+    with torch.no_grad():
+        q_old, q_new = old(held, words, acts), new(held, words, acts)
+    assert float(q_old.abs().max()) > 0.05  # trained to something
+    assert float((q_old - q_new).abs().max()) < 1e-3
+    assert new_rows[-1]["critic_loss"] == pytest.approx(old_rows[-1]["critic_loss"], rel=1e-3, abs=1e-5)

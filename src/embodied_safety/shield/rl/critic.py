@@ -293,10 +293,17 @@ class ReplayBuffer:
         self.ptr = int((self.ptr + n) % self.capacity)
         self.size = int(min(self.size + n, self.capacity))
 
-    def sample(self, batch_size: int) -> dict[str, Any]:
+    def indices(self, batch_size: int) -> np.ndarray:
+        """The next ``batch_size`` uniform indices from the buffer's generator (what :meth:`sample` draws)."""
         if self.size == 0:
             raise ValueError("sampling an empty replay buffer")
-        idx = self.rng.integers(0, self.size, size=batch_size)
+        return self.rng.integers(0, self.size, size=batch_size)
+
+    def instructions(self, idx: np.ndarray) -> list[str]:
+        return [self.words[i] for i in self.instruction[idx]]
+
+    def sample(self, batch_size: int) -> dict[str, Any]:
+        idx = self.indices(batch_size)
         return {"image": torch.from_numpy(self.image[idx]), "next_image": torch.from_numpy(self.next_image[idx]),
                 "instruction": [self.words[i] for i in self.instruction[idx]],
                 "action": torch.from_numpy(self.action[idx]), "margin": torch.from_numpy(self.margin[idx]),
@@ -353,31 +360,44 @@ class CriticTrainer:
         self.optimizer = torch.optim.Adam([p for p in critic.parameters() if p.requires_grad], lr=critic.config.lr)
         self.updates = 0
 
-    def loss(self, batch: Mapping[str, Any], next_action: NextAction) -> tuple[Tensor, dict[str, float]]:
-        cfg = self.critic.config
-        with torch.no_grad():
-            a_next = next_action(batch["next_image"], batch["instruction"])
-            q_next = self.target.next_value(self.target.embed(batch["next_image"], batch["instruction"]), a_next)
-            boot = bootstrap_value(q_next, batch["next_margin"], batch["terminated"])
-            y = hj_target(batch["margin"], boot, cfg.gamma)
-        feats = self.critic.embed(batch["image"], batch["instruction"])
-        qs = self.critic.q_all(feats, batch["action"])
+    @torch.no_grad()
+    def target_value(self, next_feature: Tensor, next_action: Tensor, margin: Tensor, next_margin: Tensor,
+                     terminated: Tensor) -> Tensor:
+        """Eq. (4)'s ``y`` from the *target* critic's features of ``o'`` and the next action ``a'``."""
+        q_next = self.target.next_value(next_feature, next_action)
+        return hj_target(margin, bootstrap_value(q_next, next_margin, terminated), self.critic.config.gamma)
+
+    def fit(self, feature: Tensor, action: Tensor, y: Tensor) -> tuple[Tensor, dict[str, float]]:
+        """The squared error of every head's ``Q(o, a)`` (from the online critic's features) against ``y``."""
+        qs = self.critic.q_all(feature, action)
         loss = ((qs - y.unsqueeze(0)) ** 2).mean()
         return loss, {"critic_loss": float(loss.detach()), "q_mean": float(qs.detach().mean()),
                       "target_mean": float(y.mean())}
 
+    def loss(self, batch: Mapping[str, Any], next_action: NextAction) -> tuple[Tensor, dict[str, float]]:
+        with torch.no_grad():
+            a_next = next_action(batch["next_image"], batch["instruction"])
+            y = self.target_value(self.target.embed(batch["next_image"], batch["instruction"]), a_next,
+                                  batch["margin"], batch["next_margin"], batch["terminated"])
+        return self.fit(self.critic.embed(batch["image"], batch["instruction"]), batch["action"], y)
+
     def loss_features(self, batch: Mapping[str, Tensor],
                       next_action: Callable[[Tensor], Tensor]) -> tuple[Tensor, dict[str, float]]:
         """Eq. (4) on a :class:`FeatureReplay` batch (frozen encoder); ``next_action``: policy features -> ā."""
-        cfg = self.critic.config
         with torch.no_grad():
-            q_next = self.target.next_value(batch["next_feature"], next_action(batch["next_policy_feature"]))
-            y = hj_target(batch["margin"], bootstrap_value(q_next, batch["next_margin"], batch["terminated"]),
-                          cfg.gamma)
-        qs = self.critic.q_all(batch["feature"], batch["action"])
-        loss = ((qs - y.unsqueeze(0)) ** 2).mean()
-        return loss, {"critic_loss": float(loss.detach()), "q_mean": float(qs.detach().mean()),
-                      "target_mean": float(y.mean())}
+            y = self.target_value(batch["next_feature"], next_action(batch["next_policy_feature"]),
+                                  batch["margin"], batch["next_margin"], batch["terminated"])
+        return self.fit(batch["feature"], batch["action"], y)
+
+    def step(self, loss: Tensor, target: bool = True) -> None:
+        """One optimiser step on ``loss`` (gradient clipped), then the Polyak target update (``target``)."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.critic.parameters(), self.critic.config.max_grad_norm)
+        self.optimizer.step()
+        if target:
+            self.polyak()
+            self.updates += 1
 
     def update(self, buffer: ReplayBuffer | FeatureReplay, next_action: Callable[..., Tensor],
                steps: int | None = None) -> dict[str, float]:
@@ -391,12 +411,7 @@ class CriticTrainer:
                 loss, stats = self.loss_features(buffer.sample(cfg.batch_size), next_action)
             else:
                 loss, stats = self.loss(buffer.sample(cfg.batch_size), next_action)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.max_grad_norm)
-            self.optimizer.step()
-            self.polyak()
-            self.updates += 1
+            self.step(loss)
         self.critic.eval()
         return stats
 
@@ -434,23 +449,95 @@ def replay_from_rollouts(rollouts: Any, margins: np.ndarray, max_steps: int, cap
     return buf
 
 
+def _encode(fn: Callable[[Tensor, Sequence[str]], Tensor], frames: np.ndarray, instructions: Sequence[str],
+            chunk: int = 1024) -> Tensor:
+    """``fn`` over every frame, ``chunk`` at a time, no gradient."""
+    with torch.no_grad():
+        return torch.cat([fn(torch.from_numpy(frames[i:i + chunk]), instructions[i:i + chunk])
+                          for i in range(0, len(frames), chunk)])
+
+
 def warm_start(trainer: CriticTrainer, buffer: ReplayBuffer, next_action: NextAction, regress_steps: int,
-               td_steps: int, log: Callable[[dict[str, float], int], None] | None = None) -> list[dict[str, float]]:
+               td_steps: int, log: Callable[[dict[str, float], int], None] | None = None,
+               cache: bool = True) -> list[dict[str, float]]:
     """The BC warm-up before online training: regress ``Q_s(o, a)`` onto ``ℓ(o)`` (the operator's upper bound:
     every fixed point has ``Q ≤ ℓ``), copy it into the target, then ``td_steps`` Eq. (4) steps on the BC
     policy's own transitions. Without it the gate sees ``Q ≈ 0 < δ`` everywhere for the first ~1/(1-γ)
-    backups and routes every sample to the safety loss."""
+    backups and routes every sample to the safety loss.
+
+    ``cache`` (the default) computes what does not change during the warm-up once per buffer transition instead
+    of once per sampled one: the next action ``a' = next_action(o')`` (the BC policy is fixed here), and with a
+    frozen critic encoder (``freeze_encoder``) the critic's features of ``o`` and ``o'``, so every step is an MLP
+    step. The target critic then reads the online encoder's features of ``o'``: its own encoder is a Polyak
+    average of that frozen encoder with itself, the same weights up to float rounding. The batches are the same
+    indices from the buffer's generator, so the result is the uncached one's up to float rounding
+    (``cache=False``: every step re-encodes its batch; the baseline of ``benchmarks/safety_critic.py``)."""
+    critic, cfg = trainer.critic, trainer.critic.config
+    if not cache:
+        return _warm_start_uncached(trainer, buffer, next_action, regress_steps, td_steps, log)
+    n = buffer.size
+    words = buffer.instructions(np.arange(n))
+    a_next = _encode(next_action, buffer.next_image[:n], words) if td_steps else None
+    frozen = cfg.freeze_encoder
+    feats = _encode(critic.encoder, buffer.image[:n], words) if frozen else None
+    next_feats = _encode(critic.encoder, buffer.next_image[:n], words) if frozen and td_steps else None
+    tensors = {k: torch.from_numpy(getattr(buffer, k)[:n]) for k in ("action", "margin", "next_margin", "terminated")}
+
+    def embed(idx: np.ndarray, online: bool = True) -> Tensor:
+        if online and feats is not None:
+            return feats[torch.from_numpy(idx)]
+        if not online and next_feats is not None:
+            return next_feats[torch.from_numpy(idx)]
+        net = critic if online else trainer.target
+        return net.embed(torch.from_numpy(buffer.image[idx] if online else buffer.next_image[idx]),
+                         buffer.instructions(idx))
+
+    rows: list[dict[str, float]] = []
+    critic.train()
+    for i in range(regress_steps):
+        idx = buffer.indices(cfg.batch_size)
+        ti = torch.from_numpy(idx)
+        loss, _ = trainer.fit(embed(idx), tensors["action"][ti], tensors["margin"][ti])
+        trainer.step(loss, target=False)
+        if (i + 1) % 50 == 0:
+            rows.append({"phase": 0.0, "step": float(i + 1),
+                         "critic_loss": float(loss.detach())})
+    trainer.target.load_state_dict(critic.state_dict())
+    for i in range(td_steps):
+        assert a_next is not None
+        idx = buffer.indices(cfg.batch_size)
+        ti = torch.from_numpy(idx)
+        with torch.no_grad():
+            y = trainer.target_value(embed(idx, online=False), a_next[ti], tensors["margin"][ti],
+                                     tensors["next_margin"][ti], tensors["terminated"][ti])
+        loss, stats = trainer.fit(embed(idx), tensors["action"][ti], y)
+        trainer.step(loss)
+        if (i + 1) % 50 == 0:
+            rows.append({"phase": 1.0, "step": float(regress_steps + i + 1), **stats})
+    return _finish(critic, rows, log)
+
+
+def _finish(critic: SafetyCritic, rows: list[dict[str, float]],
+            log: Callable[[dict[str, float], int], None] | None) -> list[dict[str, float]]:
+    critic.eval()
+    if log is not None:
+        for r in rows:
+            log({k: v for k, v in r.items() if k not in ("phase", "step")}, int(r["step"]))
+    return rows
+
+
+def _warm_start_uncached(trainer: CriticTrainer, buffer: ReplayBuffer, next_action: NextAction,
+                         regress_steps: int, td_steps: int,
+                         log: Callable[[dict[str, float], int], None] | None) -> list[dict[str, float]]:
+    """:func:`warm_start` as it was before the cache: every step encodes its sampled frames (critic, target and
+    policy encoders)."""
     critic, cfg = trainer.critic, trainer.critic.config
     rows: list[dict[str, float]] = []
     critic.train()
     for i in range(regress_steps):
         b = buffer.sample(cfg.batch_size)
-        qs = critic.q_all(critic.embed(b["image"], b["instruction"]), b["action"])
-        loss = ((qs - b["margin"].unsqueeze(0)) ** 2).mean()
-        trainer.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(critic.parameters(), cfg.max_grad_norm)
-        trainer.optimizer.step()
+        loss, _ = trainer.fit(critic.embed(b["image"], b["instruction"]), b["action"], b["margin"])
+        trainer.step(loss, target=False)
         if (i + 1) % 50 == 0:
             rows.append({"phase": 0.0, "step": float(i + 1), "critic_loss": float(loss.detach())})
     trainer.target.load_state_dict(critic.state_dict())
@@ -458,8 +545,4 @@ def warm_start(trainer: CriticTrainer, buffer: ReplayBuffer, next_action: NextAc
         stats = trainer.update(buffer, next_action, steps=1)
         if (i + 1) % 50 == 0:
             rows.append({"phase": 1.0, "step": float(regress_steps + i + 1), **stats})
-    critic.eval()
-    if log is not None:
-        for r in rows:
-            log({k: v for k, v in r.items() if k not in ("phase", "step")}, int(r["step"]))
-    return rows
+    return _finish(critic, rows, log)

@@ -127,6 +127,13 @@ def _batched(fn: Callable[[Tensor, list[str]], Tensor], images: Tensor, instruct
         return torch.cat([fn(images[i:i + size], instructions[i:i + size]) for i in range(0, len(images), size)])
 
 
+def same_weights(a: nn.Module, b: nn.Module) -> bool:
+    """``a`` and ``b`` are the same architecture with bitwise-equal parameters and buffers."""
+    sa, sb = a.state_dict(), b.state_dict()
+    return type(a) is type(b) and sa.keys() == sb.keys() and all(
+        sa[k].shape == sb[k].shape and torch.equal(sa[k], sb[k]) for k in sa)
+
+
 def _normalise(x: Tensor) -> Tensor:
     return (x - x.mean()) / (x.std() + 1e-8)
 
@@ -206,7 +213,9 @@ class Rollout:
 
     ``costs`` is the training cost ``1[ℓ(o_{t+1}) < 0]`` from the margin source; ``next_values[t]`` is
     ``V(o_{t+1})`` (0 where terminated; at a time limit, of the terminal frame, not the reset one);
-    ``reached_images`` (feature replay only) are the frames each step reached, before any reset."""
+    ``reached_images`` and ``reached_features`` (feature replay only) are the frames each step reached, before any
+    reset, and the policy's features of them (with the instruction of the episode they end); ``critic_features``
+    the frozen critic encoder's features of ``images``, set by :meth:`GatedPPO.train_critic` for the gate."""
 
     images: np.ndarray
     reached_images: np.ndarray | None
@@ -224,6 +233,8 @@ class Rollout:
     next_values: np.ndarray
     cost_values: np.ndarray
     next_cost_values: np.ndarray
+    reached_features: Tensor | None = None
+    critic_features: Tensor | None = None
 
     @property
     def size(self) -> int:
@@ -310,6 +321,9 @@ class GatedPPO:
         self.pi_opt = torch.optim.Adam(self.pi_params, lr=cfg.lr, eps=1e-5)
         self.v_opt = torch.optim.Adam(self.value_params, lr=cfg.value_lr, eps=1e-5)
         self.trainer: CriticTrainer | None = None
+        #: the (frozen) critic encoder has the (frozen) policy encoder's weights: the critic reads the policy's
+        #: features (TurtleBot-Nav / Franka-Reach, whose warm-up freezes it), one CNN pass per frame
+        self.shared_encoder = False
         self.buffer: ReplayBuffer | FeatureReplay | None = None
         if not uses_critic:
             critic = None
@@ -324,6 +338,7 @@ class GatedPPO:
                 critic.config = replace(critic.config, freeze_encoder=True)
                 critic.encoder.requires_grad_(False)
                 self.buffer = FeatureReplay(capacity, critic.feature_dim, policy.feature_dim, self.a_dim, seed=cfg.seed)
+                self.shared_encoder = same_weights(critic.encoder, policy.encoder)
             else:
                 self.buffer = ReplayBuffer(capacity, self.images.shape[1:], self.a_dim, seed=cfg.seed,
                                            dtype=self.images.dtype)
@@ -352,12 +367,14 @@ class GatedPPO:
         T, n, shape = cfg.rollout_steps, cfg.num_envs, self.images.shape[1:]
         images, instructions, ell = self.images, self.instructions, self.ell
         buf_img = np.zeros((T, n, *shape), dtype=images.dtype)
-        ro = Rollout(images=buf_img, reached_images=np.zeros_like(buf_img) if isinstance(self.buffer, FeatureReplay) else None,
+        feature_replay = isinstance(self.buffer, FeatureReplay)
+        ro = Rollout(images=buf_img, reached_images=np.zeros_like(buf_img) if feature_replay else None,
                      instructions=[], features=torch.zeros(T, n, policy.feature_dim), actions=torch.zeros(T, n, self.a_dim),
                      log_probs=torch.zeros(T, n), ell=np.zeros((T, n), np.float32), reached_ell=np.zeros((T, n), np.float32),
                      rewards=np.zeros((T, n)), costs=np.zeros((T, n)), dones=np.zeros((T, n)), terminated=np.zeros((T, n)),
                      values=np.zeros((T, n)), next_values=np.zeros((T, n)), cost_values=np.zeros((T, n)),
-                     next_cost_values=np.zeros((T, n)))
+                     next_cost_values=np.zeros((T, n)),
+                     reached_features=torch.zeros(T, n, policy.feature_dim) if feature_replay else None)
         policy.eval()
         f = self._features(images, instructions)
         for t in range(T):
@@ -383,6 +400,12 @@ class GatedPPO:
             elif ro.reached_images is not None:
                 ro.reached_images[t] = step.reached_images
             f_next = self._features(step.images, step.instructions)
+            if ro.reached_features is not None:  # o' = the next o unless the episode ended (then: the final frame)
+                ro.reached_features[t] = f_next
+                if done.any():
+                    idx = np.flatnonzero(done)
+                    ro.reached_features[t, idx] = self._features(step.reached_images[idx],
+                                                                 [instructions[i] for i in idx])
             with torch.no_grad():
                 v_next = value(f_next).squeeze(-1).numpy()
                 cv_next = cost_value(f_next).squeeze(-1).numpy() if cost_value is not None else np.zeros(n)
@@ -406,17 +429,37 @@ class GatedPPO:
         """Lines 4-5: the rollout into the critic's replay (feature replay: encoded once here), then its K TD
         steps; the trainer's logs."""
         critic, buffer = self.critic, self.buffer
-        if isinstance(buffer, FeatureReplay) and critic is not None and ro.reached_images is not None:
-            flat_img, flat_r, flat_instr = ro.flat_images(), ro.flat_images(reached=True), ro.flat_instructions()
+        if isinstance(buffer, FeatureReplay) and critic is not None and ro.reached_features is not None:
             n = ro.size
-            buffer.add(feature=_batched(critic.encoder, flat_img, flat_instr),
-                       next_feature=_batched(critic.encoder, flat_r, flat_instr),
-                       next_policy_feature=_batched(self.policy.features, flat_r, flat_instr),
-                       action=ro.actions.reshape(n, self.a_dim), margin=ro.ell.reshape(n),
+            ro.critic_features, next_feature = self._critic_features(ro)
+            buffer.add(feature=ro.critic_features, next_feature=next_feature,
+                       next_policy_feature=ro.reached_features.reshape(n, -1), action=ro.actions.reshape(n, self.a_dim), margin=ro.ell.reshape(n),
                        next_margin=ro.reached_ell.reshape(n), terminated=ro.terminated.reshape(n))
         if self.trainer is not None and buffer is not None:
             return self.trainer.update(buffer, self._policy_mean if isinstance(buffer, FeatureReplay) else self._mean_action)
         return {}
+
+    def _critic_features(self, ro: Rollout) -> tuple[Tensor, Tensor]:
+        """The frozen critic encoder's features of every ``o`` and ``o'`` of the rollout: the policy's (already
+        computed) when the two encoders are the same weights; otherwise each frame encoded once (``o'_t`` is
+        ``o_{t+1}`` unless the step ended an episode or is the rollout's last)."""
+        assert self.critic is not None and ro.reached_features is not None and ro.reached_images is not None
+        n = ro.size
+        if self.shared_encoder:
+            return ro.features.reshape(n, -1), ro.reached_features.reshape(n, -1)
+        T, envs = ro.rewards.shape
+        instr = ro.flat_instructions()
+        feat = _batched(self.critic.encoder, ro.flat_images(), instr)
+        same = np.zeros((T, envs), dtype=bool)
+        same[:-1] = ro.dones[:-1] == 0
+        nxt = torch.zeros(T, envs, feat.shape[-1])
+        shifted = feat.reshape(T, envs, -1)[1:]
+        nxt[:-1][torch.from_numpy(same[:-1])] = shifted[torch.from_numpy(same[:-1])]
+        rest = np.flatnonzero(~same.reshape(-1))
+        nxt = nxt.reshape(n, -1)
+        nxt[torch.from_numpy(rest)] = _batched(self.critic.encoder, ro.flat_images(reached=True)[rest],
+                                               [instr[i] for i in rest])
+        return feat, nxt
 
     def update_dual(self, ep: dict[str, float]) -> float:
         """Line 6 (Eq. 7): β (``gated``, clipped) or λ (``ppo_lag`` / ``penalty``, ≥ 0) by dual ascent on the mean
@@ -439,7 +482,10 @@ class GatedPPO:
         out = Gate(torch.ones(n), None, None, ro.costs, {})
         if critic is None:
             return out
-        out.critic_features = crit_f = _batched(critic.encoder, ro.flat_images(), ro.flat_instructions())
+        crit_f = ro.critic_features  # feature replay: the frozen encoder's, from train_critic
+        if crit_f is None:
+            crit_f = _batched(critic.encoder, ro.flat_images(), ro.flat_instructions())
+        out.critic_features = crit_f
         with torch.no_grad():
             mean_old = self.policy.from_features(ro.features.reshape(n, -1))[0]
             if critic.config.target == "best" or cfg.safety_update == "recovery":
