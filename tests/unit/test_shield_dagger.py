@@ -10,15 +10,7 @@ gym = pytest.importorskip("gymnasium")
 from embodied_safety.shield.policy.bc import selection_key, train_bc  # noqa: E402
 from embodied_safety.shield.policy.dagger import collect_dagger, dagger  # noqa: E402
 from embodied_safety.shield.policy.demos import DemoSet, collect_demos, episode_seeds  # noqa: E402
-from tests.unit.test_shield_policy import LineEnv, line_expert, small_policy  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+from tests.unit.test_shield_policy import LineEnv, line_expert, one_thread, small_policy  # noqa: E402, F401 (autouse fixture)
 
 
 def replay_labels(data: DemoSet) -> np.ndarray:
