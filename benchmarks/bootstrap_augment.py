@@ -33,7 +33,9 @@ def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, o
     from embodied_safety.actors.bootstrap import TrainSettings, train_bootstrap_actor
     from embodied_safety.actors.bootstrap_data import DataSettings, bootstrap_examples
     from embodied_safety.actors.hf import HFActor
-    from embodied_safety.config import BootstrapActorConfig, ModelShape, load_params
+    from embodied_safety.config.bootstrap_actor import BootstrapActorConfig
+    from embodied_safety.config.params import load_params
+    from embodied_safety.config.shared import ModelShape
     from embodied_safety.envs.household.env import load_task_dir
     from embodied_safety.envs.household.suite.augment import AugmentSettings, augment_tasks
     from embodied_safety.rollout.actor_eval import evaluate_actor

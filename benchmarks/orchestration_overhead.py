@@ -24,7 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # flows/ and tasks/ live at the repo root
 import tasks  # noqa: E402, F401  (environment defaults)
 from embodied_safety.actors.load import actor_id, load_actor
-from embodied_safety.config import ActorConfig, RolloutsConfig, load_params
+from embodied_safety.config.params import load_params
+from embodied_safety.config.rollouts import RolloutsConfig
+from embodied_safety.config.shared import ActorConfig
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.io import write_json
 from embodied_safety.rollout.collect import chunks, collect_chunk, shard_specs

@@ -168,7 +168,7 @@ class Stage:
         return parser
 
     def load_config(self, params: str) -> Any:
-        from embodied_safety.config import load_params
+        from embodied_safety.config.params import load_params
 
         if self.config is None:
             return None
@@ -176,7 +176,7 @@ class Stage:
 
     def main(self, argv: list[str] | None = None) -> Any:
         """``python -m flows.<stage> [--params FILE] [declared args]``."""
-        from embodied_safety.config import load_params
+        from embodied_safety.config.params import load_params
 
         parser = self.parser()
         args = parser.parse_args(argv)
@@ -298,13 +298,3 @@ def run_stage(flow_obj: Any, *args: Any, **kwargs: Any) -> Any:
 def _bind(flow_obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     bound = inspect.signature(flow_obj.fn).bind_partial(*args, **kwargs)
     return dict(bound.arguments)
-
-
-def load_with_rollout_actor(section: str, cls: type, params: str) -> Any:
-    """``params``' section as ``cls``; an empty ``actor`` means the rollouts stage's (the base actor)."""
-    from embodied_safety.config import RolloutsConfig, load_params
-
-    cfg = load_params(section, cls, params)
-    if not cfg.actor:
-        cfg = dataclasses.replace(cfg, actor=load_params("rollouts", RolloutsConfig, params).actor)
-    return cfg

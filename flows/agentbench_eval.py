@@ -43,7 +43,8 @@ from prefect import flow
 
 from embodied_safety.agentbench.report import run_audit, summary, write_results
 from embodied_safety.agentbench.run import ShardResult, shard_calls
-from embodied_safety.config import AgentBenchEvalConfig, load_params
+from embodied_safety.config.agentbench_eval import AgentBenchEvalConfig
+from embodied_safety.config.params import load_params
 from embodied_safety.envs.agentbench.dataset import load_tasks
 from embodied_safety.io import replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest

@@ -31,7 +31,7 @@ from embodied_safety.alfred.pipeline import (
     port_summary,
     table3_markdown,
 )
-from embodied_safety.config import AlfredPortConfig
+from embodied_safety.config.alfred_port import AlfredPortConfig
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
 from flows._stage import Plot, Stage

@@ -17,11 +17,13 @@ from pathlib import Path
 
 from prefect import flow
 
-from embodied_safety.config import ActorConfig, BaselinesConfig
+from embodied_safety.config.baselines import BaselinesConfig
+from embodied_safety.config.rollouts import load_with_rollout_actor
+from embodied_safety.config.shared import ActorConfig
 from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from embodied_safety.rollout.actor_eval import evaluate_actor
-from flows._stage import Stage, load_with_rollout_actor
+from flows._stage import Stage
 from tasks.actors import cached_actor, cached_split
 from tasks.inference_time import baseline_task
 from tasks.runners import map_shards, with_runner

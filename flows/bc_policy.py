@@ -15,7 +15,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from embodied_safety.config import BCPolicyConfig
+from embodied_safety.config.bc_policy import BCPolicyConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from flows._shield import BC, DEMOS

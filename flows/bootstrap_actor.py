@@ -15,7 +15,8 @@ from prefect import flow
 from embodied_safety.actors.bootstrap import TrainSettings
 from embodied_safety.actors.bootstrap_data import DataSettings, bootstrap_examples
 from embodied_safety.actors.hf import HFActor
-from embodied_safety.config import BootstrapActorConfig, ModelShape
+from embodied_safety.config.bootstrap_actor import BootstrapActorConfig
+from embodied_safety.config.shared import ModelShape
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.envs.household.suite.augment import AugmentSettings, augment_tasks
 from embodied_safety.evaluation.plots import plot_curves

@@ -28,12 +28,14 @@ from prefect import flow
 from embodied_safety.branch.collect import BranchSettings
 from embodied_safety.branch.dataset import funnel, preference_row, prune, sft_row
 from embodied_safety.branch.efficiency import efficiency
-from embodied_safety.config import ActorConfig, BranchesConfig
+from embodied_safety.config.branches import BranchesConfig
+from embodied_safety.config.rollouts import load_with_rollout_actor
+from embodied_safety.config.shared import ActorConfig
 from embodied_safety.evaluation.plots import plot_funnel
 from embodied_safety.io import read_json, replace_dir, scratch_dir, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
 from embodied_safety.records import Trajectory
-from flows._stage import Plot, Stage, load_with_rollout_actor
+from flows._stage import Plot, Stage
 from tasks.branches import collect_task, invariants_task, judge_task
 from tasks.runners import map_shards, with_runner
 from tasks.tracking import resolve_actor

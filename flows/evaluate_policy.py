@@ -23,7 +23,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from embodied_safety.config import ActorConfig
+from embodied_safety.config.shared import ActorConfig
 from embodied_safety.envs.household.episode import ISBENCH_OPTIONS, EpisodeOptions
 from embodied_safety.evaluation.household_eval import NoTasksLoadedError
 from embodied_safety.manifest import write_manifest

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from embodied_safety.config import EvaluateScriptedConfig
+from embodied_safety.config.evaluate_scripted import EvaluateScriptedConfig
 from embodied_safety.envs.household.episode import EpisodeOptions
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest

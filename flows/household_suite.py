@@ -11,7 +11,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from embodied_safety.config import HouseholdSuiteConfig
+from embodied_safety.config.household_suite import HouseholdSuiteConfig
 from embodied_safety.evaluation.suite_stats import suite_metrics
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest

@@ -24,7 +24,8 @@ from typing import Any
 
 from prefect import flow
 
-from embodied_safety.config import PromoteConfig, load_params
+from embodied_safety.config.params import load_params
+from embodied_safety.config.promote import PromoteConfig
 from embodied_safety.train.promotion import decide
 from tasks.tracking import alias_version, registry, tracking_config
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from embodied_safety.actors.load import actor_id
-from embodied_safety.config import ActorConfig, RolloutsConfig
+from embodied_safety.config.rollouts import RolloutsConfig
+from embodied_safety.config.shared import ActorConfig
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.io import write_json
 from embodied_safety.manifest import write_manifest

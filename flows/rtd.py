@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 from prefect import flow
 
-from embodied_safety.config import RTDConfig, RubricLabelConfig
+from embodied_safety.config.rtd import RTDConfig
+from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.io import atomic_write_text, read_json, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from flows._shield import LABELS, ROLLOUTS, RTD

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from prefect import flow
 
-from embodied_safety.config import RubricLabelConfig
+from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from embodied_safety.shield.policy.demos import save_npz

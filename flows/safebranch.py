@@ -26,7 +26,8 @@ from pathlib import Path
 from prefect import flow
 
 from embodied_safety.actors.hf import HFActor
-from embodied_safety.config import PromoteConfig, SafeBranchConfig
+from embodied_safety.config.promote import PromoteConfig
+from embodied_safety.config.safebranch import SafeBranchConfig
 from embodied_safety.evaluation.selection import floor_from, rank
 from embodied_safety.io import write_json
 from embodied_safety.manifest import write_manifest

@@ -29,7 +29,8 @@ from typing import Any
 
 from prefect import flow
 
-from embodied_safety.config import RubricLabelConfig, ShieldPPOConfig
+from embodied_safety.config.rubric_label import RubricLabelConfig
+from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from flows._shield import BC, CALIBRATION, ROLLOUTS

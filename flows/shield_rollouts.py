@@ -13,7 +13,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from embodied_safety.config import ShieldRolloutsConfig
+from embodied_safety.config.shield_rollouts import ShieldRolloutsConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from flows._shield import BC, ROLLOUTS, seed_shards

@@ -14,7 +14,7 @@ from embodied_safety.actors.base import Actor
 from embodied_safety.actors.bootstrap import ModelShape, TrainSettings, train_bootstrap_actor
 from embodied_safety.actors.bootstrap_data import Example
 from embodied_safety.actors.load import load_actor
-from embodied_safety.config import ActorConfig
+from embodied_safety.config.shared import ActorConfig
 from embodied_safety.envs.household.env import CompiledTask, load_task_dir
 from embodied_safety.rollout.collect import collect_chunk
 from embodied_safety.rollout.runner import RolloutSettings

@@ -17,7 +17,8 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.agentbench.run import ShardResult, run_shard
-from embodied_safety.config import ActorConfig, AgentBenchEvalConfig
+from embodied_safety.config.agentbench_eval import AgentBenchEvalConfig
+from embodied_safety.config.shared import ActorConfig
 from embodied_safety.envs.agentbench.dataset import BenchTask
 from embodied_safety.io import read_json, write_json
 from embodied_safety.manifest import hash_path

@@ -9,7 +9,7 @@ from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.alfred.corpus import Turn
 from embodied_safety.alfred.pipeline import train_port
-from embodied_safety.config import AlfredPortConfig
+from embodied_safety.config.alfred_port import AlfredPortConfig
 
 
 @task(name="alfred-train", cache_policy=NO_CACHE, log_prints=False)

@@ -13,7 +13,7 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from embodied_safety.config import BCPolicyConfig
+from embodied_safety.config.bc_policy import BCPolicyConfig
 from embodied_safety.io import without_timings, write_json
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 

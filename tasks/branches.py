@@ -10,7 +10,7 @@ from prefect.cache_policies import NO_CACHE
 from embodied_safety.branch.collect import BranchSettings, collect_branches
 from embodied_safety.branch.dataset import pair_invariants, replay_rows
 from embodied_safety.branch.judge import JudgeVerdict, judge, judge_llm
-from embodied_safety.config import ActorConfig
+from embodied_safety.config.shared import ActorConfig
 from embodied_safety.critics.llm import LLMCritic
 from embodied_safety.records import RawBranch
 from tasks.actors import cached_actor, cached_split

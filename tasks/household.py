@@ -7,7 +7,8 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from embodied_safety.config import ActorConfig, HouseholdSuiteConfig
+from embodied_safety.config.household_suite import HouseholdSuiteConfig
+from embodied_safety.config.shared import ActorConfig
 from embodied_safety.envs.household.coverage import behavior_coverage
 from embodied_safety.envs.household.env import load_task_dir, load_warnings
 from embodied_safety.envs.household.episode import ISBENCH_OPTIONS, EpisodeOptions

@@ -7,7 +7,8 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from embodied_safety.config import ActorConfig, BaselinesConfig
+from embodied_safety.config.baselines import BaselinesConfig
+from embodied_safety.config.shared import ActorConfig
 from embodied_safety.critics.llm import LLMCritic
 from embodied_safety.evaluation.household_eval import write_evaluation
 from embodied_safety.inference_time.baselines import (

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from embodied_safety.config import ShardRunnerConfig
+from embodied_safety.config.shared import ShardRunnerConfig
 from embodied_safety.errors import require_package
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from embodied_safety.config import SafeBranchConfig
+from embodied_safety.config.safebranch import SafeBranchConfig
 from embodied_safety.evaluation.selection import rank
 from embodied_safety.train.common import TrainResult
 from embodied_safety.train.study import (

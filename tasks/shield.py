@@ -17,7 +17,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.codekey import cached_code_key
-from embodied_safety.config import RubricLabelConfig
+from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.manifest import hash_path
 from tasks.store import content_key
 

@@ -19,7 +19,8 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.codekey import cached_code_key
-from embodied_safety.config import RubricLabelConfig, ShieldPPOConfig
+from embodied_safety.config.rubric_label import RubricLabelConfig
+from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.shield.rl.runs import EnvInputs, conditions, ppo_config, run_tag
 from tasks.progress import ProgressArtifact

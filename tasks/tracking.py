@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from embodied_safety.config import ActorConfig, TrackingConfig
+from embodied_safety.config.shared import ActorConfig, TrackingConfig
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 

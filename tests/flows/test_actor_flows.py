@@ -7,7 +7,9 @@ import pytest
 
 pytest.importorskip("trl")
 
-from embodied_safety.config import BootstrapActorConfig, HouseholdSuiteConfig, RolloutsConfig  # noqa: E402
+from embodied_safety.config.bootstrap_actor import BootstrapActorConfig
+from embodied_safety.config.household_suite import HouseholdSuiteConfig
+from embodied_safety.config.rollouts import RolloutsConfig
 
 pytestmark = pytest.mark.slow
 
@@ -120,7 +122,7 @@ def test_shards_on_a_local_cluster_match_the_local_runner(runner, tiny_actor, ti
     """Rollout chunks, critic-in-the-loop collection shards and judge shards as Prefect tasks on a
     2-worker local Dask / Ray cluster: the same trajectories, metrics and funnel as in-process."""
     pytest.importorskip(f"prefect_{runner}")
-    from embodied_safety.config import BranchesConfig
+    from embodied_safety.config.branches import BranchesConfig
     from flows.branches import branches
     from flows.rollouts import rollouts
     from tasks.runners import with_runner
@@ -146,7 +148,7 @@ def test_shards_on_a_local_cluster_match_the_local_runner(runner, tiny_actor, ti
 
 def test_branches_stage_writes_every_intermediate(tiny_actor, tiny_suite, tmp_path):
     """The branches flow end to end on the tiny suite: raw, judged, final, funnel, efficiency."""
-    from embodied_safety.config import BranchesConfig
+    from embodied_safety.config.branches import BranchesConfig
     from flows.branches import branches
 
     root, _, _ = tiny_actor
@@ -172,7 +174,9 @@ def test_safebranch_stage_trains_every_variant_tracks_registers_and_promotes(tin
     unsafe successes all exist; training uses the tiny bootstrap model for two steps per phase."""
     import tasks.actors
     import tasks.branches
-    from embodied_safety.config import BranchesConfig, PromoteConfig, SafeBranchConfig
+    from embodied_safety.config.branches import BranchesConfig
+    from embodied_safety.config.promote import PromoteConfig
+    from embodied_safety.config.safebranch import SafeBranchConfig
     from embodied_safety.envs.household.env import load_task_dir
     from flows.branches import branches
     from flows.promote import show
@@ -303,7 +307,7 @@ def test_sigkilled_rollouts_resume_without_duplicates_and_concurrent_runs_do_not
 
 def test_baselines_stage_writes_every_method_with_costs(tiny_actor, tiny_suite, tmp_path):
     """The three inference-time baselines on the tiny suite's test split, with the trained tiny actor."""
-    from embodied_safety.config import BaselinesConfig
+    from embodied_safety.config.baselines import BaselinesConfig
     from flows.baselines import baselines
 
     root, _, _ = tiny_actor
@@ -331,7 +335,7 @@ def test_alfred_port_stage_end_to_end_on_a_recorded_corpus(tiny_suite, tmp_path)
     """The SafetyALFRED port on a corpus recorded from the tiny suite: corpus files in the real
     format, a base actor, gold-gated pairs, SFT -> BranchPO, Table 3 and its figure."""
     from embodied_safety.alfred.corpus import load_corpus
-    from embodied_safety.config import AlfredPortConfig
+    from embodied_safety.config.alfred_port import AlfredPortConfig
     from flows.alfred_port import alfred_port
 
     tiny = {"max_length": 512, "per_device_train_batch_size": 16, "logging_steps": 2}

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from embodied_safety.config import EvaluateScriptedConfig, HouseholdSuiteConfig
+from embodied_safety.config.evaluate_scripted import EvaluateScriptedConfig
+from embodied_safety.config.household_suite import HouseholdSuiteConfig
 from embodied_safety.envs.household.task import write_task
 from tests.conftest import ROOT
 from tests.helpers import fan_task

@@ -5,7 +5,8 @@ import pytest
 
 pytest.importorskip("mlflow")
 
-from embodied_safety.config import ActorConfig, PromoteConfig, TrackingConfig  # noqa: E402
+from embodied_safety.config.promote import PromoteConfig
+from embodied_safety.config.shared import ActorConfig, TrackingConfig
 from embodied_safety.train.promotion import decide  # noqa: E402
 
 pytestmark = pytest.mark.slow

@@ -15,14 +15,12 @@ pytestmark = pytest.mark.slow
 
 def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypatch):
     import tasks.shield
-    from embodied_safety.config import (
-        BCPolicyConfig,
-        CalibrateConfig,
-        RTDConfig,
-        RubricLabelConfig,
-        ShieldDemosConfig,
-        ShieldRolloutsConfig,
-    )
+    from embodied_safety.config.bc_policy import BCPolicyConfig
+    from embodied_safety.config.calibrate import CalibrateConfig
+    from embodied_safety.config.rtd import RTDConfig
+    from embodied_safety.config.rubric_label import RubricLabelConfig
+    from embodied_safety.config.shield_demos import ShieldDemosConfig
+    from embodied_safety.config.shield_rollouts import ShieldRolloutsConfig
     from flows.bc_policy import bc_policy
     from flows.calibrate import calibrate
     from flows.rtd import rtd
@@ -78,7 +76,7 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
 
     # ---- part 2: warm critics, gated PPO + baselines + δ sweep, tables, safe set, registry (tiny budgets)
     import flows.shield_ppo as sp
-    from embodied_safety.config import ShieldPPOConfig
+    from embodied_safety.config.shield_ppo import ShieldPPOConfig
 
     for name, value in (("STORE", tmp_path / "store"), ("BC", m / "bc"), ("ROLLOUTS", d / "rollouts"),
                         ("CALIBRATION", d / "calibration")):

@@ -32,7 +32,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
 
 def _actors(base_url: str, model_dir: str):  # noqa: ANN202
     from embodied_safety.actors.load import load_actor
-    from embodied_safety.config import ActorConfig
+    from embodied_safety.config.shared import ActorConfig
 
     hf = load_actor(ActorConfig(backend="hf", model=model_dir, max_new_tokens=12))
     served = load_actor(ActorConfig(backend="openai", model=model_dir, base_url=base_url, prompt_style="compact",

@@ -69,7 +69,7 @@ def random_actor_dir(out: Path, init_std: float = 0.1, max_new_tokens: int = 12)
         vocabulary_texts,
     )
     from embodied_safety.actors.bootstrap_data import DataSettings, bootstrap_examples
-    from embodied_safety.config import ModelShape
+    from embodied_safety.config.shared import ModelShape
     from embodied_safety.envs.household.env import compile_task
     from tests.helpers import fan_task
 

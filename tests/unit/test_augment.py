@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from embodied_safety.config import BootstrapActorConfig, from_dict, load_params
+from embodied_safety.config.bootstrap_actor import BootstrapActorConfig
+from embodied_safety.config.params import from_dict, load_params
 from embodied_safety.envs.household.env import compile_task
 from embodied_safety.envs.household.episode import run_episode
 from embodied_safety.envs.household.predicates import category_of

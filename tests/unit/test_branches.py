@@ -11,7 +11,7 @@ from embodied_safety.actors.prompts import strip_cue
 from embodied_safety.branch.collect import BranchSettings, collect_branches
 from embodied_safety.branch.dataset import funnel, has_no_cue, pair_invariants, preference_row, prune
 from embodied_safety.branch.judge import _holds_after, judge, restore
-from embodied_safety.config import HouseholdSuiteConfig
+from embodied_safety.config.household_suite import HouseholdSuiteConfig
 from embodied_safety.envs.household.env import compile_task
 from embodied_safety.envs.household.suite.generate import generate_suite
 from tests.helpers import GoldenUnsafeActor

@@ -1,6 +1,7 @@
 import pytest
 
-from embodied_safety.config import HouseholdSuiteConfig, from_dict, load_params
+from embodied_safety.config.household_suite import HouseholdSuiteConfig
+from embodied_safety.config.params import from_dict, load_params
 from embodied_safety.envs.household.coverage import activity_problems, behavior_coverage
 
 

@@ -159,7 +159,7 @@ def test_train_vec_state_observations_keep_the_terminal_state() -> None:
 
 
 def test_flow_maps_the_gate_to_the_critic_target() -> None:
-    from embodied_safety.config import ShieldPPOConfig
+    from embodied_safety.config.shield_ppo import ShieldPPOConfig
     from embodied_safety.shield.rl.runs import ppo_config
 
     cfg = ShieldPPOConfig(hyper={"dubins": {"critic_hidden": [8]}}, gate="d1")

@@ -118,3 +118,20 @@ def _flow_lines(path: Path) -> int:
 def test_stage_flow_modules_stay_short(name: str) -> None:
     path = Path(__file__).resolve().parents[2] / "flows" / f"{name}.py"
     assert _flow_lines(path) <= 120, f"flows/{name}.py: {_flow_lines(path)} lines besides its Stage declarations"
+
+
+def test_a_stage_config_module_is_in_its_own_stage_closure_only(declared):
+    """One config module per params section (issue 19): editing ``config/<section>.py`` re-runs that stage and
+    the few whose library reads the same section's type, never the whole DAG."""
+    readers = {"household_suite": {"household_suite", "evaluate_scripted", "bootstrap_actor", "safebranch"},
+               "rubric_label": {"rubric_label", "shield_demos", "shield_rollouts", "rtd", "shield_ppo"},
+               "rollouts": {"rollouts", "branches", "baselines"},
+               "promote": {"safebranch"}}  # promote is an operation, not a stage; safebranch reads its rule
+    spec = dvc_spec(declared)["stages"]
+    config = Path("src/embodied_safety/config")
+    sections = sorted(p.stem for p in (DVC_YAML.parent / config).glob("*.py")
+                      if p.stem not in ("__init__", "params", "shared"))
+    assert len(sections) >= 17
+    for section in sections:
+        users = {name for name, s in spec.items() if f"{config}/{section}.py" in s.get("do", s)["deps"]}
+        assert users == readers.get(section, {section}), section

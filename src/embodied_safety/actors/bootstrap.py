@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import ModelShape
+from ..config.shared import ModelShape
 from ..envs.household.suite.catalog import CATALOG
 from .bootstrap_data import Example
 from .hf import PROFILE_FILE

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..config import ActorConfig
+from ..config.shared import ActorConfig
 from .base import Actor
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import AgentBenchEvalConfig
+from ..config.agentbench_eval import AgentBenchEvalConfig
 from ..envs.agentbench.dataset import TASK_TYPES, BenchTask
 from .episode import Episode, run_plans, run_react
 from .guard import GuardedPlanner

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from ..actors.bootstrap import TrainSettings, train_bootstrap_actor
 from ..actors.hf import HFActor
-from ..config import AlfredPortConfig, ModelShape
+from ..config.alfred_port import AlfredPortConfig
+from ..config.shared import ModelShape
 from ..envs.household.env import load_task_dir
 from ..evaluation.plots import plot_grouped_bars
 from ..evaluation.selection import floor_from

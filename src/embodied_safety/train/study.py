@@ -15,7 +15,7 @@ from typing import Any
 
 from ..actors.hf import HFActor
 from ..branch.golden import extra_pairs, golden_replay
-from ..config import SafeBranchConfig
+from ..config.safebranch import SafeBranchConfig
 from ..envs.household.env import load_task_dir
 from ..evaluation.household_metrics import per_risk_counts
 from ..evaluation.plots import plot_per_risk, plot_series

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ...config import ShieldPPOConfig
+from ...config.shield_ppo import ShieldPPOConfig
 from ...io import atomic_write_text, write_json
 from . import report as rep
 

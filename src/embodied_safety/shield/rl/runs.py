@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...config import ShieldPPOConfig
+from ...config.shield_ppo import ShieldPPOConfig
 
 EVAL_BASE = 3000  # evaluation seeds episode_seed(3000, i): disjoint from demos, BC evaluation and rollouts
 MAX_STEPS = {"dubins": 100, "turtlebot": 100, "franka": 400}

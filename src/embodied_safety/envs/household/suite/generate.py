@@ -23,7 +23,7 @@ import random
 import zlib
 from collections import Counter
 
-from ....config import HouseholdSuiteConfig
+from ....config.household_suite import HouseholdSuiteConfig
 from ..env import compile_task
 from ..episode import run_episode
 from ..predicates import short_name

@@ -1,0 +1,36 @@
+"""The ``bc_policy`` section of ``params.yaml``."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal
+
+from embodied_safety.config.params import per_env
+
+
+@dataclass(frozen=True)
+class BCPolicyConfig:
+    """``bc_policy``: behaviour cloning of the visuomotor policy per env, evaluated on held-out seeds."""
+
+    envs: tuple[str, ...] = ("dubins", "turtlebot", "franka")
+    epochs: dict[str, int] = per_env(dubins=20, turtlebot=8, franka=8)
+    eval_episodes: dict[str, int] = per_env(dubins=200, turtlebot=20, franka=6)
+    batch_size: int = 64
+    lr: float = 3e-4
+    shift: int = 4  # random-shift augmentation, pixels
+    seed: int = 0
+    threads: int = 2
+    # checkpoint: "sr" = closed-loop SR on the selection seeds (ties: violation rate, then held-out NLL), every
+    # eval_every epochs and at each round's end; "nll" = lowest held-out NLL (the old rule). Envs without a
+    # vectorised env are not evaluated per epoch and fall back to "nll".
+    select_by: Literal["sr", "nll"] = "sr"
+    select_episodes: dict[str, int] = per_env(dubins=100, turtlebot=10, franka=4)
+    eval_every: int = 5
+    # DAgger with the privileged scripted expert (shield/policy/dagger.py): rounds after the BC epochs, the
+    # policy's own episodes per round (labelled by the expert, aggregated), retraining epochs per round
+    dagger_rounds: dict[str, int] = per_env(dubins=3, turtlebot=0, franka=0)
+    dagger_episodes: dict[str, int] = per_env(dubins=100, turtlebot=10, franka=4)
+    dagger_epochs: dict[str, int] = per_env(dubins=5, turtlebot=2, franka=2)
+    dagger_beta: float = 0.0  # round r executes the expert's action with probability beta**r (0: policy only)
+    tracking: dict[str, str] = dataclasses.field(default_factory=dict)

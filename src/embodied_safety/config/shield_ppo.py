@@ -1,0 +1,38 @@
+"""The ``shield_ppo`` section of ``params.yaml``."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from embodied_safety.config.params import per_env
+
+
+@dataclass(frozen=True)
+class ShieldPPOConfig:
+    """``shield_ppo``: the HJ safety critic, gated PPO, baselines and ablations per env (ShieldVLA part 2).
+
+    ``hyper`` holds Table 14 per env verbatim; ``budget: cpu`` applies ``cpu`` on top (the CPU budgets:
+    fewer env steps, more critic steps per iteration, a faster target); ``budget: paper`` runs Table 14 as is.
+    """
+
+    envs: tuple[str, ...] = ("dubins", "turtlebot", "franka")
+    budget: Literal["cpu", "paper"] = "cpu"
+    scale: Literal["demo", "study"] = "demo"  # a label in every table: demo = make demo's matrix, study = make shield-study
+    hyper: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    cpu: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    runs: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # env -> run names (shield.rl.report.LABELS)
+    seeds: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    delta_sweep: dict[str, list[float]] = dataclasses.field(default_factory=dict)
+    safety_update: Literal["dpg", "advantage", "mixed", "recovery"] = "advantage"
+    #: d1: the critic bootstraps from the policy mean (App. D.1; the current policy's safety value);
+    #: selective: from the best of the mean and a grid of candidate actions (App. A's HJ value), so the gate
+    #: flags only actions that lead somewhere no continuation recovers from (docs/shield_ppo.md)
+    gate: Literal["d1", "selective"] = "d1"
+    warmup: dict[str, int] = dataclasses.field(default_factory=lambda: {"regress": 300, "td": 600})
+    eval_episodes: dict[str, int] = per_env(dubins=200, turtlebot=20, franka=10)
+    ood: tuple[str, ...] = ("color", "light", "all")
+    ood_runs: tuple[str, ...] = ("ppo_lag", "gated")
+    register: bool = True  # critic + policy of each ShieldVLA run as versions of shield_{policy,critic}_<env>
+    tracking: dict[str, str] = dataclasses.field(default_factory=dict)
