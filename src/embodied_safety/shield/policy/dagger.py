@@ -36,7 +36,7 @@ import torch
 
 from .bc import BCHistory, EvalFn, Log, selection_key, train_bc
 from .demos import DemoSet, Expert, MakeEnv, _info_float, _instruction_ids, episode_seeds
-from .rollouts import MakeVec, _consecutive_chunks, _row
+from .rollouts import MakeVec, _consecutive_chunks, _row, episode_list, eval_mode
 from .visuomotor import GaussianPolicy
 
 BatchExpert = Callable[[np.ndarray], np.ndarray]  # privileged states [N, D] -> expert actions [N, A]
@@ -172,20 +172,14 @@ def collect_dagger(policy: GaussianPolicy, expert: Expert, seeds: Sequence[int],
     """One episode per seed of the β-mixture of ``policy`` and ``expert``; every visited state labelled
     with the expert's action (``actions``), the executed one in ``executed``. ``episode_success`` /
     ``episode_unsafe`` are those of the mixture's own episodes (the on-policy SR when ``beta = 0``)."""
-    seeds = [int(s) for s in seeds]
-    if not seeds:
-        raise ValueError("no episodes to run")
-    was_training = bool(getattr(policy, "training", False))
-    policy.eval()
-    try:
+    seeds = episode_list(seeds)
+    with eval_mode(policy):
         if make_vec is not None:
             eps = _run_vec(make_vec, policy, expert, batch, seeds, beta, deterministic, n_envs, max_steps)
         elif make_env is not None:
             eps = _run_single(make_env, policy, expert, seeds, beta, deterministic, n_envs, max_steps)
         else:
             raise ValueError("give make_env or make_vec")
-    finally:
-        policy.train(was_training)
     instructions, ids = _instruction_ids([t for e in eps for t in e.texts])
     lengths = np.asarray([len(e.labels) for e in eps], np.int32)
     dones = np.concatenate([np.arange(1, n + 1) == n for n in lengths])

@@ -20,7 +20,8 @@ episodes through the ``make_vec`` argument of :func:`collect_rollouts`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -296,12 +297,8 @@ def collect_rollouts(make_env: MakeEnv | None, policy: GaussianPolicy, n_episode
         seeds = episode_seeds(seed, range(n_episodes))
     elif n_episodes is not None and n_episodes != len(seeds):
         raise ValueError(f"n_episodes={n_episodes} but {len(seeds)} seeds")
-    seeds = [int(s) for s in seeds]
-    if not seeds:
-        raise ValueError("no episodes to run")
-    was_training = bool(getattr(policy, "training", False))
-    policy.eval()
-    try:
+    seeds = episode_list(seeds)
+    with eval_mode(policy):
         if make_vec is not None:
             finished, image_shape = _run_vec(make_vec, policy, seeds, deterministic, n_envs, record_frames,
                                              max_steps)
@@ -310,9 +307,26 @@ def collect_rollouts(make_env: MakeEnv | None, policy: GaussianPolicy, n_episode
                                                 max_steps)
         else:
             raise ValueError("give make_env or make_vec")
+    return _assemble(finished, image_shape, int(np.size(policy.action_low)))
+
+
+def episode_list(seeds: Sequence[int]) -> list[int]:
+    """``seeds`` as ints, one episode each; an empty list is an error."""
+    out = [int(s) for s in seeds]
+    if not out:
+        raise ValueError("no episodes to run")
+    return out
+
+
+@contextmanager
+def eval_mode(policy: GaussianPolicy) -> Iterator[GaussianPolicy]:
+    """``policy`` in eval mode for the block, its training flag restored after."""
+    was_training = bool(getattr(policy, "training", False))
+    policy.eval()
+    try:
+        yield policy
     finally:
         policy.train(was_training)
-    return _assemble(finished, image_shape, int(np.size(policy.action_low)))
 
 
 def evaluate_policy(make_env: MakeEnv | None, policy: GaussianPolicy, seeds: Sequence[int],
