@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Headless-Chromium screenshots of a flow run page in the Prefect UI with its artifacts (the stage's
+# Headless-Chromium screenshots of a flow run page in the Prefect UI on its Artifacts tab (the stage's
 # headline markdown, key-number table, progress), and of its results artifact.
 #   deployments/prefect_screenshot.sh [OUT_DIR] [FLOW_RUN_ID]
 # OUT_DIR defaults to reports/screenshots; FLOW_RUN_ID to the latest flow run that has artifacts.
@@ -28,10 +28,16 @@ if run:
 arts = [a for a in post("/artifacts/filter", flt) if a.get("flow_run_id")]
 if not arts:
     sys.exit("no flow run with a markdown artifact on " + api)
-print(arts[0]["flow_run_id"], arts[0]["id"])
+# prefer the newest run that also shows a progress artifact (a long loop: rollouts, training, PPO)
+flt["artifacts"]["type"] = {"any_": ["progress"]}
+with_progress = {a["flow_run_id"] for a in post("/artifacts/filter", flt)}
+pick = next((a for a in arts if a["flow_run_id"] in with_progress), arts[0])
+print(pick["flow_run_id"], pick["id"])
 PY
 )
 WINDOW=1600,1100
 source deployments/chromium.sh
-shoot prefect_flow_run_artifacts "$UI/runs/flow-run/$RUN?tab=Artifacts"  # the tab query is its label (Prefect UI 3)
+# the UI ignores a ?tab= query on first load: open the run page and click its Artifacts tab (DevTools protocol)
+"$PY" deployments/browser_shot.py "$UI/runs/flow-run/$RUN" "$OUT/prefect_flow_run_artifacts.png" --click Artifacts \
+  --wait "$(( WAIT_MS / 1000 ))"
 shoot prefect_artifact "$UI/artifacts/artifact/$ART"
