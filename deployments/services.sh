@@ -51,7 +51,8 @@ start() {
   # MLflow starts meanwhile (~15 s; the first start creates the tables). Artifact paths are relative to
   # this folder (tasks/tracking.py): relocate rewrites the absolute ones an older or moved store holds.
   "$BIN/python" -m tasks.tracking relocate >"$RUN/relocate.log" 2>&1 || true
-  launch mlflow "$RUN/mlflow.log" "$BIN/mlflow" server --host 127.0.0.1 --port "$MLFLOW_PORT" \
+  # job execution (GenAI scorers, trace roll-ups; unused here) would start 7 huey consumer processes beside it
+  MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false launch mlflow "$RUN/mlflow.log" "$BIN/mlflow" server --host 127.0.0.1 --port "$MLFLOW_PORT" \
     --backend-store-uri sqlite:///mlruns.db --serve-artifacts --artifacts-destination ./mlartifacts --workers 1
   mlflow_t0=$(date +%s)
   wait_http "$PREFECT_API_URL/health" 120 "$(cat "$RUN/prefect.pid")" || fail "see $RUN/prefect.log"
