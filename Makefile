@@ -91,8 +91,11 @@ server: setup  ## Prefect server + MLflow server on 127.0.0.1, work pools cpu/gp
 server-stop:  ## stop what `make server` started
 	deployments/services.sh stop
 
+# Two pytest workers (pytest-xdist), a test file per worker at a time (module fixtures stay shared): most tests
+# run one core (a tiny model, a server round trip), so two workers use the two cores. TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 test: setup  ## the test suite (unit, flow and smoke tiers; slow tests included)
-	pytest -q --durations=30
+	pytest -q --durations=30 $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 test-fast: setup  ## the unit tier only (no servers, no stage runs)
 	pytest -q tests/unit -m "not slow"
