@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +68,6 @@ def _devtools_url(proc: subprocess.Popen[str], timeout_s: float = 30.0) -> str:
 
 def _page_target(browser_ws: str) -> str:
     port = re.search(r":(\d+)/", browser_ws).group(1)  # type: ignore[union-attr]
-    import urllib.request
-
     targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10))
     return next(t["webSocketDebuggerUrl"] for t in targets if t.get("type") == "page")
 
@@ -77,7 +76,7 @@ def shoot(url: str, out: Path, click: str | None = None, wait_s: float = 12.0, w
           chromium: str = "chromium") -> bool:
     """Save ``out``; True when ``click`` (if given) was found and clicked."""
     profile = tempfile.mkdtemp()
-    proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                              "--disable-background-networking", "--disable-component-update", "--disable-sync",
                              "--hide-scrollbars", f"--user-data-dir={profile}", "--remote-debugging-port=0",
                              f"--window-size={window[0]},{window[1]}", "about:blank"],

@@ -38,6 +38,5 @@ PY
 WINDOW=1600,1100
 source deployments/chromium.sh
 # the UI ignores a ?tab= query on first load: open the run page and click its Artifacts tab (DevTools protocol)
-"$PY" deployments/browser_shot.py "$UI/runs/flow-run/$RUN" "$OUT/prefect_flow_run_artifacts.png" --click Artifacts \
-  --wait "$(( WAIT_MS / 1000 ))"
+shoot prefect_flow_run_artifacts "$UI/runs/flow-run/$RUN" Artifacts
 shoot prefect_artifact "$UI/artifacts/artifact/$ART"
