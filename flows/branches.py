@@ -112,7 +112,8 @@ def branches(cfg: BranchesConfig = BranchesConfig(), splits: Path = SPLITS, roll
 STAGE = Stage("branches", branches, config=BranchesConfig, params=("branches", "rollouts.actor"),
               load=load_with_rollout_actor, wrap=with_runner,
               inputs={"splits": str(SPLITS), "rollouts": str(ROLLOUTS), "actor": "models/bootstrap_actor"},
-              outs=(f"{OUT}/raw", f"{OUT}/judged", f"{OUT}/final"), metrics=f"{OUT}/funnel.json",
+              outs=(f"{OUT}/raw", f"{OUT}/judged", f"{OUT}/final", f"{OUT}/funnel_chart.png", f"{OUT}/funnel_chart.json"),
+              metrics=f"{OUT}/funnel.json",
               plots=(Plot(f"{OUT}/funnel_chart.png", "bars", y_label="pairs"),))
 main = STAGE.main
 

@@ -135,3 +135,18 @@ def test_a_stage_config_module_is_in_its_own_stage_closure_only(declared):
     for section in sections:
         users = {name for name, s in spec.items() if f"{config}/{section}.py" in s.get("do", s)["deps"]}
         assert users == readers.get(section, {section}), section
+
+
+def test_every_plot_file_is_a_stage_output(declared):
+    """``dvc plots diff`` reads a revision's plot files from the cache: a plot no stage outputs exists only in the
+    workspace (the funnel chart was one), so every declared plot must lie in a declared out or metrics file."""
+    spec = dvc_spec(declared)
+    outs = []
+    for s in spec["stages"].values():
+        body = s.get("do", s)
+        for o in body.get("outs", []) + body.get("metrics", []):
+            path = o if isinstance(o, str) else next(iter(o))
+            outs += [path.replace("${item}", item) for item in s.get("foreach", [None])] if "${item}" in path else [path]
+    for p in spec["plots"]:
+        f = p if isinstance(p, str) else next(iter(p))
+        assert any(f == o or f.startswith(o.rstrip("/") + "/") for o in outs), f
