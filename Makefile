@@ -78,7 +78,7 @@ SHIELD_STUDY := -S 'shield_ppo.scale=study' -S 'shield_ppo.warmup={regress: 200,
 	-S 'shield_ppo.delta_sweep={dubins: [0.0, 0.1, 0.2, 0.4]}'
 
 shield-study: setup  ## the full ShieldVLA part-2 matrix as a DVC experiment (about 50 min on 2 cores)
-	dvc exp run --temp -n shield-study $(SHIELD_STUDY) shield_ppo shield_tables
+	dvc exp run --temp -n shield-study $(SHIELD_STUDY) shield_ppo report
 	dvc exp show --no-pager --only-changed
 
 study: setup  ## the full SafeBranch study as a DVC experiment (3 seeds x 8 variants, lr sweeps)

@@ -1,7 +1,8 @@
 """Stage ``evaluate_scripted``: every scripted policy on every split of the suite.
 
 Each (policy, split) pair is one shard (a Prefect task); results go to
-``data/household/eval/<policy>/<split>/`` and a summary to ``data/household/eval_metrics.json``.
+``data/household/eval/<policy>/<split>/``, a summary to ``data/household/eval_metrics.json`` and the policy x
+split table (SR, SSR, SRec: the stage's headline on its Prefect flow run) to ``data/household/eval/table.md``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from prefect import flow
 
 from embodied_safety.config.evaluate_scripted import EvaluateScriptedConfig
 from embodied_safety.envs.household.episode import EpisodeOptions
-from embodied_safety.io import replace_dir, scratch_dir, write_json
+from embodied_safety.evaluation.report import table2
+from embodied_safety.io import atomic_write_text, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from flows._stage import Plot, Stage
 from tasks.household import evaluate_dir_task
@@ -35,6 +37,10 @@ def evaluate_scripted(cfg: EvaluateScriptedConfig = EvaluateScriptedConfig(), sp
         m = fut.result()
         table.setdefault(policy, {})[split] = {k: m[k] for k in HEADLINE}
         print(f"{policy:14s} {split:16s} SR {m['eval/sr']:.3f} SSR {m['eval/ssr']:.3f} SRec {m['eval/srec']:.3f}")
+    cells = {p: {f"{s}/{k}": float(m[f"eval/{k}"]) for s, m in row.items() for k in ("sr", "ssr", "srec")}
+             for p, row in table.items()}
+    atomic_write_text(tmp / "table.md", f"# Scripted policies on every split (seed {cfg.seed})\n\n"
+                      + table2(cells, list(cfg.splits)))
     write_manifest(tmp, cfg, inputs=[splits_dir])
     replace_dir(tmp, out)
     write_json(summary, table)

@@ -1,7 +1,6 @@
 """Stage ``shield_ppo@<env>``: the HJ safety critic, feasibility-gated PPO, the baselines and the ablations.
 
     python -m flows.shield_ppo --env dubins     # one env (a DVC foreach stage per env)
-    python -m flows.shield_ppo --tables         # stage shield_tables: every env's tables in one file
 
 Per env, from the BC policy (``bc_policy``), its rollouts (``shield_rollouts``) and the Platt scalars
 (``calibrate``):
@@ -16,7 +15,7 @@ Per env, from the BC policy (``bc_policy``), its rollouts (``shield_rollouts``) 
    ``tasks/shield_ppo.py``), so a killed stage resumes and a re-run with unchanged inputs trains nothing;
 3. **tables and pictures** in ``data/shield/ppo/<env>/`` (:mod:`embodied_safety.shield.rl.results`): ``tables.md``
    (Tables 2/3, 4, 5, 6, 7 layouts), ``curves.png``, ``bars.png``, ``safe_set.png`` (Dubins-VL, Fig. 3),
-   ``results.json``;
+   ``results.json`` (the ``report`` stage renders every env's rows into ``reports/shield_tables.md``);
 4. **MLflow**: a run per training run (curves, evaluation), the ShieldVLA policy and critic registered as
    ``shield_policy_<env>`` / ``shield_critic_<env>``, the best (SR, then CSC) promoted to ``champion``.
 """
@@ -34,7 +33,7 @@ from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
 from flows._shield import BC, CALIBRATION, ROLLOUTS
-from flows._stage import Arg, Out, Plot, Stage, run_stage
+from flows._stage import Arg, Plot, Stage, run_stage
 from tasks.shield import STORE
 from tasks.shield_ppo import check_gate, report_env, run_path, train_run, warm_critic
 
@@ -79,13 +78,7 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
 
 
 def _run(stage: Stage, cfg: ShieldPPOConfig, args: argparse.Namespace, kwargs: dict[str, Any]) -> Any:
-    """``--tables``: stage ``shield_tables``; ``--env E``: stage ``shield_ppo@E``."""
-    from embodied_safety.shield.rl.report import all_tables
-
-    if args.tables:
-        print(all_tables(cfg.envs, f"ShieldVLA part 2, all environments ({cfg.scale} matrix, budget: {cfg.budget}, "
-                                   f"safety update: {cfg.safety_update})", OUT).read_text())
-        return None
+    """``--env E``: stage ``shield_ppo@E``."""
     if args.env not in cfg.envs:
         stage.parser().error(f"--env must be one of {list(cfg.envs)}")
     return run_stage(stage.publishing(shield_ppo), cfg, **kwargs)
@@ -101,13 +94,7 @@ STAGE = Stage("shield_ppo", shield_ppo, config=ShieldPPOConfig, call=_run,
               plots=(Plot(f"{OUT}/dubins/curves.png", x_label="env steps"), Plot(f"{OUT}/dubins/safe_set.png", data=False),
                      Plot(f"{OUT}/dubins/bars.png", "bars", y_label="mean over seeds")),
               foreach=("dubins", "turtlebot", "franka"), cmd_args=f"--env {_ENV}",
-              args=(Arg(("--env",), {"help": "one of shield_ppo.envs (stage shield_ppo@<env>)"}),
-                    Arg(("--tables",), {"action": "store_true", "help": "stage shield_tables: every env's tables"})))
-#: ``python -m flows.shield_ppo --tables``: the tables of every env in one file
-TABLES = Stage("shield_tables", shield_ppo, config=ShieldPPOConfig, params=("shield_ppo.envs",), call=_run,
-               code=("embodied_safety.shield.rl.report",), inputs={"ppo": str(OUT)},
-               outs=(Out(f"{OUT.parent}/ppo_tables.md", cache=False),), cmd_args="--tables", args=STAGE.args)
-STAGES = (STAGE, TABLES)
+              args=(Arg(("--env",), {"help": "one of shield_ppo.envs (stage shield_ppo@<env>)"}),))
 main = STAGE.main
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from flows.stages import DVC_YAML, dvc_spec, dvc_yaml, stages
 
 STAGE_NAMES = ["household_suite", "evaluate_scripted", "bootstrap_actor", "rollouts", "branches", "safebranch",
                "baselines", "alfred_port", "report", "smollm2", "agentbench_eval", "shield_demos", "bc_policy",
-               "shield_rollouts", "rubric_label", "calibrate", "rtd", "shield_ppo", "shield_tables"]
+               "shield_rollouts", "rubric_label", "calibrate", "rtd", "shield_ppo"]
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +26,7 @@ def test_committed_dvc_yaml_is_the_generated_one(declared):
 def test_every_stage_is_declared_once_with_its_command(declared):
     assert [s.name for s in declared] == STAGE_NAMES
     for s in declared:
-        expected = {"shield_ppo": "python -m flows.shield_ppo --env ${item}",
-                    "shield_tables": "python -m flows.shield_ppo --tables"}.get(s.name, f"python -m flows.{s.name}")
+        expected = {"shield_ppo": "python -m flows.shield_ppo --env ${item}"}.get(s.name, f"python -m flows.{s.name}")
         assert s.cmd == expected
 
 
@@ -42,10 +41,9 @@ def test_deps_are_inputs_plus_the_import_closure(declared):
     assert spec["shield_ppo"]["foreach"] == ["dubins", "turtlebot", "franka"]
     assert "models/shield/bc/${item}" in spec["shield_ppo"]["do"]["deps"]
     assert spec["rollouts"]["outs"] == [{"data/rollouts": {"persist": True}}]
-    assert spec["shield_tables"]["outs"] == [{"data/shield/ppo_tables.md": {"cache": False}}]
-    tables = spec["shield_tables"]["deps"]  # the table renderer's closure only: no training code
-    assert tables[0] == "data/shield/ppo" and "src/embodied_safety/shield/rl/report.py" in tables
-    assert not {"flows/shield_ppo.py", "src/embodied_safety/shield/rl/ppo.py"} & set(tables)
+    report = spec["report"]["deps"]  # report renders ShieldVLA's tables from the env outputs, not from training code
+    assert "data/shield/ppo" in report and "src/embodied_safety/shield/rl/report.py" in report
+    assert not {"flows/shield_ppo.py", "src/embodied_safety/shield/rl/ppo.py"} & set(report)
     for s in spec.values():  # every dep exists (or is produced by an earlier stage, or lives outside the repo)
         body = s.get("do", s)
         for dep in body["deps"]:
@@ -72,7 +70,7 @@ def test_every_stage_has_the_envelope_cli(declared, capsys):
         assert exc.value.code == 0
         assert "--params" in capsys.readouterr().out
     shield = next(s for s in declared if s.name == "shield_ppo")
-    assert {"--env", "--tables"} <= {f for a in shield.args for f in a.flags}
+    assert "--env" in {f for a in shield.args for f in a.flags}
 
 
 def test_params_and_plots_as_declared(declared):

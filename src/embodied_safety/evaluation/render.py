@@ -2,7 +2,9 @@
 
 The stages write data (metrics files, ``results.json``) and their figures; the tables are rendered here, each by
 one function of :mod:`embodied_safety.evaluation.report`. Figures a stage drew are copied, not redrawn. The
-SafetyALFRED and SafeAgentBench tables are their stages' own files (``table3.md``, ``tables.md``), included.
+SafetyALFRED and SafeAgentBench tables are their stages' own files (``table3.md``, ``tables.md``), included; so are
+ShieldVLA part 2's per-env tables, and its all-environment tables are rendered here from every env's
+``results.json`` by ``shield_tables`` (``shield.rl.report.render_tables``, passed in by the stage).
 Variant names come in as ``labels`` (``train.variants.LABELS``: evaluation does not import train).
 """
 
@@ -70,8 +72,10 @@ def methods(sb: dict[str, float], bl: dict[str, float],
 
 
 def render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: Path, funnel_path: Path,
-           alfred: Path, alfred_metrics: Path, agentbench: Path, labels: Mapping[str, str]) -> list[str]:
-    """Write ``out`` whole (scratch folder, swapped in): every table and figure, ``index.md``, the manifest; the names."""
+           alfred: Path, alfred_metrics: Path, agentbench: Path, labels: Mapping[str, str], shield: Path | None = None,
+           shield_tables: Callable[[list[dict]], str] | None = None) -> list[str]:
+    """Write ``out`` whole (scratch folder, swapped in): every table and figure, ``index.md``, the manifest; the names.
+    ``shield``: ShieldVLA part 2's output root (``<env>/{results.json,tables.md,*.png}``)."""
     tmp = scratch_dir(out)
     written: list[Path] = []
     results = safebranch / "results.json"
@@ -125,12 +129,39 @@ def render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: 
            (agentbench / "tables.md").read_text().split("\n", 2)[2], agentbench / "metrics.json")
         for png in sorted(agentbench.glob("*.png")):
             copy(png, f"agentbench_{png.name}")
+    shield_results = sorted(shield.glob("*/results.json")) if shield is not None and shield.is_dir() else []
+    if shield_results:
+        _shield(shield_results, shield_tables, md, copy)
     names = sorted({p.name for p in written})
+    sources = (sb_metrics, baselines, funnel_path, alfred_metrics, *shield_results)
     atomic_write_text(tmp / "index.md", "# Reports\n\n" + "\n".join(f"* [{n}]({n})" for n in names) + "\n"
-                      + provenance(code, sb_metrics, results, baselines, funnel_path, alfred_metrics, scale=scale))
-    write_manifest(tmp, {"files": names}, inputs=[p for p in (sb_metrics, baselines, funnel_path, alfred_metrics) if p.exists()])
+                      + provenance(code, sb_metrics, results, *sources[1:], scale=scale))
+    write_manifest(tmp, {"files": names}, inputs=[p for p in sources if p.exists()])
     replace_dir(tmp, out)
     return names
+
+
+def _shield(results: list[Path], tables: Callable[[list[dict]], str] | None, md: Callable[..., None],
+            copy: Callable[[Path, str], None]) -> None:
+    """ShieldVLA part 2: the all-environment tables (rendered from every env's rows), each env's own tables (with its
+    gate check and gradient agreement) and its figures."""
+    if tables is not None:
+        rows = [row for f in results for row in read_json(f)["rows"]]
+        md("shield_tables.md", "ShieldVLA part 2, all environments (Tables 2-7 layouts)", _untitled(tables(rows)),
+           *results)
+    for f in results:
+        env = f.parent.name
+        if (f.parent / "tables.md").exists():
+            md(f"shield_{env}.md", f"ShieldVLA part 2, {env}", _untitled((f.parent / "tables.md").read_text()),
+               f, f.parent / "gate_check.json")
+        for png in ("curves.png", "bars.png", "safe_set.png"):
+            copy(f.parent / png, f"shield_{env}_{png}")
+
+
+def _untitled(text: str) -> str:
+    """A rendered Markdown file under the report's own title: its ``# title`` line becomes an italic line."""
+    first, _, rest = text.partition("\n")
+    return f"_{first.removeprefix('# ').strip()}_\n{rest}" if first.startswith("# ") else text
 
 
 def _study(r: dict, results: Path, safebranch: Path, md: Callable[..., None], copy: Callable[[Path, str], None],

@@ -177,22 +177,6 @@ def render_tables(rows: Sequence[Mapping[str, Any]], title: str, delta_env: str 
         f"## Gate threshold δ (Table 7, {ENV_NAMES.get(delta_env, delta_env)})\n", table_delta(rows, delta_env)])
 
 
-def all_tables(envs: Sequence[str], title: str, out_root: str | os.PathLike[str]) -> Path:
-    """Stage ``shield_tables``: every env's ``<out_root>/<env>/results.json`` rows in one file,
-    ``<out_root>/../ppo_tables.md``."""
-    import json
-
-    from ...io import atomic_write_text
-
-    out_root = Path(out_root)
-    rows: list[dict[str, Any]] = []
-    for env in envs:
-        f = out_root / env / "results.json"
-        if f.is_file():
-            rows += json.loads(f.read_text())["rows"]
-    text = render_tables(rows, title)
-    return atomic_write_text(out_root.parent / "ppo_tables.md", text)
-
 def monotone(values: Sequence[float], decreasing: bool = True, tol: float = 0.0) -> bool:
     pairs = zip(values, values[1:], strict=False)
     return all((b <= a + tol) if decreasing else (b >= a - tol) for a, b in pairs)
