@@ -71,3 +71,34 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
     assert all(f"[{n}]" in (out / "index.md").read_text() for n in names)
     # results at the demo budget are labelled as such in every table and the index (issue 19)
     assert all("Budget: demo budget" in (out / n).read_text() for n in [*(n for n in names if n.endswith(".md")), "index.md"])
+
+
+def test_render_includes_shieldvla_part2_from_each_envs_outputs(tmp_path):
+    """ShieldVLA's tables are rendered by the report stage too: the all-env tables from every env's rows (the
+    renderer passed in), each env's own tables (gate check included) and its figures copied."""
+    from embodied_safety.shield.rl.report import render_tables
+
+    shield = tmp_path / "data/shield/ppo"
+    for env, csc in (("dubins", 2.5), ("franka", 0.75)):
+        rows = [{"env": env, "run": run, "method": run, "seed": 0, "delta": 0.08, "delta_default": True,
+                 "margin": "rubric", "history": [],
+                 "eval": {"in": {"sr": sr, "csc": c, "reach_rate": sr, "violation_rate": 0.1, "episodes": 4.0,
+                                 "unsafe_frame_rate": 0.0, "mean_length": 50.0, "mean_return": 1.0, "frames": 200.0}}}
+                for run, sr, c in (("ppo_lag", 0.25, csc), ("gated", 0.5, csc / 2))]
+        _write(shield / env / "results.json", {"rows": rows})
+        _write(shield / env / "gate_check.json", {})
+        (shield / env / "tables.md").write_text(f"# {env}: ShieldVLA part 2 (demo matrix)\n\n## Offline gate check\n| x |\n")
+        (shield / env / "curves.png").write_bytes(b"png")
+    missing = tmp_path / "missing"
+    out = tmp_path / "reports"
+    names = render("code1", out, missing, missing / "sb.json", missing / "bl.json", missing / "f.json", missing,
+                   missing / "a.json", missing, LABELS, shield, lambda rows: render_tables(rows, "all envs"))
+    assert {"shield_tables.md", "shield_dubins.md", "shield_franka.md", "shield_dubins_curves.png"} <= set(names)
+    assert "shield_dubins_bars.png" not in names  # only figures the stage drew are copied
+    tables = (out / "shield_tables.md").read_text()
+    assert tables.startswith("# ShieldVLA part 2, all environments") and "_all envs_" in tables
+    assert "Dubins" in tables and "Franka" in tables and "`data" not in tables.split("_Rendered")[0]
+    assert "data/shield/ppo/franka/results.json" in tables.split("_Rendered")[1]  # provenance names each input
+    dubins = (out / "shield_dubins.md").read_text()
+    assert "_dubins: ShieldVLA part 2 (demo matrix)_" in dubins and "## Offline gate check" in dubins
+    assert "shield_tables.md" in (out / "index.md").read_text()
