@@ -4,12 +4,17 @@
 # Run alone, each stage (`python -m flows.<stage>`) starts a temporary Prefect server of its own: 15-20 s per
 # stage on 2 cores, and on a loaded machine the start can run past Prefect's start-up timeout. Here one server
 # (project-local PREFECT_HOME, a free port on 127.0.0.1) serves the whole repro and stops with it. With
-# PREFECT_API_URL set (e.g. `make server` is running) the stages report there instead; with nothing to
-# reproduce no server is started.
+# PREFECT_API_URL set (e.g. `make server` is running) the stages report there instead. With nothing to
+# reproduce (`dvc status` is {}) it starts nothing and prints the metrics files (deployments/metrics_show.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH" PREFECT_SERVER_ANALYTICS_ENABLED=false PREFECT_HOME="${PREFECT_HOME:-$PWD/.prefect}"
-if [[ -z "${PREFECT_API_URL:-}" && "$(dvc status --json 2>/dev/null || true)" != "{}" ]]; then
+status=$(dvc status --json 2>/dev/null || true)
+if [[ "$status" == "{}" ]]; then  # nothing to reproduce: `dvc repro` would only check again (~12 s)
+  echo "Every stage is up to date (dvc status); the metrics (\`dvc metrics show\` has them as one table):"
+  exec python deployments/metrics_show.py
+fi
+if [[ -z "${PREFECT_API_URL:-}" ]]; then
   port=$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   mkdir -p .services
   printf '%s' "Prefect server for this run  http://127.0.0.1:$port ..."

@@ -1,40 +1,14 @@
 """bootstrap_actor and rollouts as real Prefect flows on a tiny suite, with a real MLflow registry."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("trl")
 
-from embodied_safety.config.bootstrap_actor import BootstrapActorConfig
-from embodied_safety.config.household_suite import HouseholdSuiteConfig
 from embodied_safety.config.rollouts import RolloutsConfig
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def tiny_suite(tmp_path_factory, prefect_harness):
-    from flows.household_suite import household_suite
-
-    out = tmp_path_factory.mktemp("suite")
-    household_suite(HouseholdSuiteConfig(per_template=4, n_dev=1, n_test=1, behavior_coverage=False), out)
-    return out / "splits"
-
-
-@pytest.fixture(scope="module")
-def tiny_actor(tiny_suite, tmp_path_factory):
-    from flows.bootstrap_actor import bootstrap_actor
-
-    root = tmp_path_factory.mktemp("actor")
-    cfg = BootstrapActorConfig(
-        patterns=1, hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=2,
-        num_key_value_heads=1, head_dim=32, sft={"max_steps": 6, "per_device_train_batch_size": 16,
-                                                "learning_rate": 1e-3, "logging_steps": 2, "max_length": 512},
-        tracking={"tracking_uri": f"sqlite:///{root}/mlflow.db", "artifact_root": str(root / "artifacts")})
-    metrics = bootstrap_actor(cfg, tiny_suite, root / "bootstrap_actor", root / "metrics.json")
-    return root, cfg, metrics
 
 
 def test_bootstrap_actor_trains_evaluates_and_registers(tiny_actor):
@@ -117,35 +91,6 @@ def test_crashed_chunks_are_retried_by_prefect_and_a_rerun_runs_only_what_failed
     assert greedy and all(after[k] == reference[k] for k in greedy)  # T = 0 shards are chunk-independent
 
 
-@pytest.mark.parametrize("runner", ["dask", "ray"])
-def test_shards_on_a_local_cluster_match_the_local_runner(runner, tiny_actor, tiny_suite, tmp_path):
-    """Rollout chunks, critic-in-the-loop collection shards and judge shards as Prefect tasks on a
-    2-worker local Dask / Ray cluster: the same trajectories, metrics and funnel as in-process."""
-    pytest.importorskip(f"prefect_{runner}")
-    from embodied_safety.config.branches import BranchesConfig
-    from flows.branches import branches
-    from flows.rollouts import rollouts
-    from tasks.runners import with_runner
-
-    root, _, _ = tiny_actor
-    actor = {"model": str(root / "bootstrap_actor" / "model"), "max_new_tokens": 8}
-    results = {}
-    for name in ("local", runner):
-        cfg = RolloutsConfig(temperatures=(0.0, 0.7), max_steps=3, chunk_size=16, task_runner=name, runner_workers=2,
-                             actor=actor)
-        out = tmp_path / name
-        metrics = with_runner(rollouts, cfg)(cfg, tiny_suite, out / "r", out / "m.json")
-        bcfg = BranchesConfig(temperatures=(0.0, 1.0), max_steps=6, max_repair_attempts=2, task_runner=name,
-                              runner_workers=2, actor=actor)
-        stats = with_runner(branches, bcfg)(bcfg, tiny_suite, out / "r", out / "b")
-        results[name] = (metrics, stats, sorted(p.name for p in (out / "r" / "shards").glob("*.json")),
-                         (out / "b" / "final" / "pairs.jsonl").read_text())
-    local, cluster = results["local"], results[runner]
-    assert cluster[0]["rollouts/shards_failed"] == 0
-    assert len(cluster[2]) == cluster[0]["rollouts/shards_total"] > 16
-    assert cluster == local
-
-
 def test_branches_stage_writes_every_intermediate(tiny_actor, tiny_suite, tmp_path):
     """The branches flow end to end on the tiny suite: raw, judged, final, funnel, efficiency."""
     from embodied_safety.config.branches import BranchesConfig
@@ -165,78 +110,6 @@ def test_branches_stage_writes_every_intermediate(tiny_actor, tiny_suite, tmp_pa
     assert stats["data/pairs_final"] == len((out / "final" / "pairs.jsonl").read_text().splitlines())
     assert "efficiency/ratio" in stats
     assert json.loads((out / "funnel.json").read_text()) == stats  # the metrics file, not a figure's data
-
-
-def test_safebranch_stage_trains_every_variant_tracks_registers_and_promotes(tiny_actor, tiny_suite, tmp_path,
-                                                                            monkeypatch):
-    """rollouts -> branches -> safebranch on the tiny suite. The rollout/branch actor is the scripted
-    golden-without-safety-steps policy (it obeys critic cues), so pairs, corrected safe episodes and
-    unsafe successes all exist; training uses the tiny bootstrap model for two steps per phase."""
-    import tasks.actors
-    import tasks.branches
-    from embodied_safety.config.branches import BranchesConfig
-    from embodied_safety.config.promote import PromoteConfig
-    from embodied_safety.config.safebranch import SafeBranchConfig
-    from embodied_safety.envs.household.env import load_task_dir
-    from flows.branches import branches
-    from flows.promote import show
-    from flows.rollouts import rollouts
-    from flows.safebranch import safebranch
-    from tests.helpers import GoldenUnsafeActor
-
-    scripted = GoldenUnsafeActor(load_task_dir(tiny_suite / "train")[0])
-    monkeypatch.setattr(tasks.actors, "cached_actor", lambda cfg: scripted)
-    monkeypatch.setattr(tasks.branches, "cached_actor", lambda cfg: scripted)
-    root, _, _ = tiny_actor
-    model = str(root / "bootstrap_actor" / "model")
-    rollouts(RolloutsConfig(temperatures=(0.0,), max_steps=12, actor={"model": model}), tiny_suite, tmp_path / "rollouts",
-             tmp_path / "rollouts_metrics.json")
-    stats = branches(BranchesConfig(temperatures=(0.0,), actor={"model": model}), tiny_suite, tmp_path / "rollouts",
-                     tmp_path / "branches")
-    assert stats["data/pairs_final"] > 0
-    track = {"tracking_uri": f"sqlite:///{tmp_path}/mlflow.db", "artifact_root": str(tmp_path / "artifacts")}
-    steps = {"max_steps": 2, "per_device_train_batch_size": 4, "learning_rate": 1e-3, "max_length": 512, "logging_steps": 1}
-    cfg = SafeBranchConfig(seeds=(0, 1), sft=steps, branchpo={**steps, "beta": 0.1}, trajectory_dpo={**steps, "beta": 0.1},
-                           peft=None, sweep={"sft": (1e-3, 3e-3), "branchpo": (1e-5,)}, eval_every={"sft": 1, "branchpo": 1, "trajectory_dpo": 1},
-                           eval_splits=("test",), tracking=track)
-    out = tmp_path / "safebranch"
-    metrics = safebranch(cfg, Path(model), tmp_path / "branches" / "final", tmp_path / "rollouts", tiny_suite, out,
-                         tmp_path / "metrics.json", PromoteConfig(tracking=track))
-    for variant in cfg.variants:
-        assert f"eval/{variant}/test/ssr" in metrics, variant
-    assert metrics["lr/sft"] in (1e-3, 3e-3)
-    for f in ("results.json", "dev_curves.png", "training_curves.png", "sweep_curves.png", "per_risk_test.png",
-              "manifest.json"):
-        assert (out / f).is_file(), f
-    results = json.loads((out / "results.json").read_text())
-    assert len(results["runs"]) == len(cfg.variants) * 2 and len(results["sweep"]) == 3
-    for run in results["runs"]:
-        curve = run["phases"][-1]["curve"]
-        assert curve[0]["step"] == 0 and len(curve) == 3  # step 0, 1, 2: every step evaluated on dev
-        assert {"sr", "ssr", "srec"} <= set(run["dev"])
-    sb = [r for r in results["runs"] if r["variant"] == "safebranch"]
-    assert all(r["phases"][0]["kind"] == "sft" and r["phases"][1]["kind"] == "branchpo" for r in sb)
-    registry = show(PromoteConfig(tracking=track))
-    assert len(registry["versions"]) == len(cfg.variants) * 2  # sweep points are tracked, not registered
-    from embodied_safety.evaluation.selection import rank
-    from embodied_safety.train.promotion import decide
-
-    best = max(sb, key=lambda r: rank(r["dev"], results["sr_floor"]))
-    expected = decide(best["dev"], None, 0.1, results["base_dev"], 0.05)[0]  # no champion: it must beat the base
-    assert registry["aliases"]["champion"] == (best["version"] if expected else None)
-    assert results["sr_floor"] == pytest.approx(results["base_dev"]["sr"] - 0.05)
-    assert set(results["paired"]) == {"safebranch vs sft_only", "safebranch vs golden_replay_only",
-                                      "sft_only vs golden_replay_only"}
-    assert "golden_replay_only" in {r["variant"] for r in results["runs"]}
-    # the stage writes data; the report stage renders its tables (one renderer, evaluation/render.py)
-    from embodied_safety.evaluation.render import render
-    from embodied_safety.train.variants import LABELS
-
-    names = render("code", tmp_path / "reports", out, tmp_path / "metrics.json", tmp_path / "none", tmp_path / "none",
-                   tmp_path / "none", tmp_path / "none", tmp_path / "none", LABELS)
-    assert {"table2.md", "table2_seeds.md", "table16_per_risk.md", "sweep.md", "paired.md", "table15_dynamics.md",
-            "fig_dynamics.png", "table16_per_risk_test.png"} <= set(names)
-    assert "**(picked)**" in (tmp_path / "reports" / "sweep.md").read_text()
 
 
 def _rollouts_process(cwd, env, params):

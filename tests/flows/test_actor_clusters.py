@@ -1,0 +1,38 @@
+"""Rollout, critic and judge shards on a local Dask / Ray cluster give what the local runner gives."""
+
+import pytest
+
+pytest.importorskip("trl")
+
+from embodied_safety.config.rollouts import RolloutsConfig
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("runner", ["dask", "ray"])
+def test_shards_on_a_local_cluster_match_the_local_runner(runner, tiny_actor, tiny_suite, tmp_path):
+    """Rollout chunks, critic-in-the-loop collection shards and judge shards as Prefect tasks on a
+    2-worker local Dask / Ray cluster: the same trajectories, metrics and funnel as in-process."""
+    pytest.importorskip(f"prefect_{runner}")
+    from embodied_safety.config.branches import BranchesConfig
+    from flows.branches import branches
+    from flows.rollouts import rollouts
+    from tasks.runners import with_runner
+
+    root, _, _ = tiny_actor
+    actor = {"model": str(root / "bootstrap_actor" / "model"), "max_new_tokens": 8}
+    results = {}
+    for name in ("local", runner):
+        cfg = RolloutsConfig(temperatures=(0.0, 0.7), max_steps=3, chunk_size=16, task_runner=name, runner_workers=2,
+                             actor=actor)
+        out = tmp_path / name
+        metrics = with_runner(rollouts, cfg)(cfg, tiny_suite, out / "r", out / "m.json")
+        bcfg = BranchesConfig(temperatures=(0.0, 1.0), max_steps=6, max_repair_attempts=2, task_runner=name,
+                              runner_workers=2, actor=actor)
+        stats = with_runner(branches, bcfg)(bcfg, tiny_suite, out / "r", out / "b")
+        results[name] = (metrics, stats, sorted(p.name for p in (out / "r" / "shards").glob("*.json")),
+                         (out / "b" / "final" / "pairs.jsonl").read_text())
+    local, cluster = results["local"], results[runner]
+    assert cluster[0]["rollouts/shards_failed"] == 0
+    assert len(cluster[2]) == cluster[0]["rollouts/shards_total"] > 16
+    assert cluster == local
