@@ -4,8 +4,11 @@ Per env: a stratified pose set of the labelled rollout frames, biased to the nea
 pairs; criteria proposed by the ``pixel`` proposer (the frame-feature library) or the ``llm`` proposer (the
 meta-prompt over an OpenAI-compatible VLM endpoint); dedup, votes, top-k added; re-scored; tail AUROC before
 and after and the mode-collapse diagnosis per round. A round that would lower tail AUROC is recorded and
-rejected. Outputs ``data/shield/rtd/<env>/{rtd.json, rubric.json}``, ``data/shield/rtd/table8.md``,
-``data/shield/rtd_metrics.json``; one MLflow run.
+rejected. Beside it, the clip scorer (issue 21 item 5, ``shield/costs/clip.py``): the per-frame AUROC against
+``cost > 0`` over all labelled frames of the stored severity ρ (``frame_auroc``) and of its maximum over the
+episode's last ``clip_frames`` frames (``clip_auroc``), a second table in ``table8.md``. Outputs
+``data/shield/rtd/<env>/{rtd.json, rubric.json}``, ``data/shield/rtd/table8.md``, ``data/shield/rtd_metrics.json``;
+one MLflow run.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ def proposer_for(cfg: RTDConfig) -> object:
 def rtd(cfg: RTDConfig = RTDConfig(), rollouts: Path = ROLLOUTS, labels: Path = LABELS, out: Path = RTD,
         metrics_path: Path = METRICS, label_cfg: RubricLabelConfig = RubricLabelConfig()) -> dict[str, float]:
     """``label_cfg``: the ``rubric_label`` section, so the pose set is re-scored by the scorer that labelled it."""
-    from embodied_safety.shield.costs.metrics import render_table8
+    from embodied_safety.shield.costs.clip import clip_scores
+    from embodied_safety.shield.costs.metrics import per_frame_auroc, render_table8
     from embodied_safety.shield.costs.rtd import run_rtd, stratified_pose_set
     from embodied_safety.shield.costs.rubrics import RubricSet
     from embodied_safety.shield.policy.rollouts import RolloutSet
@@ -51,6 +55,7 @@ def rtd(cfg: RTDConfig = RTDConfig(), rollouts: Path = ROLLOUTS, labels: Path = 
     tmp = scratch_dir(out)
     metrics: dict[str, float] = {}
     cells: dict[tuple[str, str], tuple[float, bool]] = {}
+    clip_rows: list[str] = []
     for env in cfg.envs:
         data = RolloutSet.load(rollouts / env / "rollouts.npz", mmap=False)
         rset = RubricSet.from_dict(read_json(labels / env / "rubric.json"))
@@ -69,9 +74,19 @@ def rtd(cfg: RTDConfig = RTDConfig(), rollouts: Path = ROLLOUTS, labels: Path = 
         metrics.update({f"rtd/{env}/tail_auroc_before": float(before), f"rtd/{env}/tail_auroc_after": float(after),
                         f"rtd/{env}/rubrics_added": float(len(added)), f"rtd/{env}/poses": float(len(idx))})
         print(f"{env}: tail AUROC {before:.3f} -> {after:.3f}; added {added or 'nothing'}")
+        rho = np.load(labels / env / "scores.npz")["rho"].astype(np.float64)
+        frame_auc = per_frame_auroc(rho, data.cost)
+        clip_auc = per_frame_auroc(clip_scores(rho, data.frame_episode, data.frame_t, cfg.clip_frames), data.cost)
+        metrics.update({f"rtd/{env}/frame_auroc": frame_auc, f"rtd/{env}/clip_auroc": clip_auc})
+        clip_rows.append(f"| {env} | {rho.size} | {int((np.asarray(data.cost) > 0).sum())} | {frame_auc:.3f} | "
+                         f"{clip_auc:.3f} |")
+        print(f"{env}: per-frame AUROC vs cost > 0: single frame {frame_auc:.3f}, clip of {cfg.clip_frames} {clip_auc:.3f}")
     atomic_write_text(tmp / "table8.md", "# Tail AUROC before / after RTD (Table 8 layout)\n\n"
-                      + render_table8(cells, columns=("base rubric", "post-RTD")))
-    write_manifest(tmp, cfg, inputs=[labels / env / "rubric.json" for env in cfg.envs])
+                      + render_table8(cells, columns=("base rubric", "post-RTD"))
+                      + f"\n## Per-frame AUROC against cost > 0: one frame vs a clip of the last {cfg.clip_frames} frames\n\n"
+                      + "| env | frames | unsafe | single frame | clip |\n|---|---|---|---|---|\n"
+                      + "".join(r + "\n" for r in clip_rows))
+    write_manifest(tmp, cfg, inputs=[labels / env / f for env in cfg.envs for f in ("rubric.json", "scores.npz")])
     replace_dir(tmp, out)
     write_json(metrics_path, metrics)
     with mlflow_run(tracking_config(cfg.tracking), "rtd", {"envs": list(cfg.envs), "proposer": cfg.proposer}):

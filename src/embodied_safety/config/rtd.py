@@ -20,4 +20,6 @@ class RTDConfig:
     band: float = 0.25
     pose_set: int = 400  # stratified poses per env (biased to the tail)
     seed: int = 0
+    #: frames of the clip scorer whose per-frame AUROC is reported beside the single frame's (``shield/costs/clip.py``)
+    clip_frames: int = 23
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)
