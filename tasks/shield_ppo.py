@@ -49,7 +49,6 @@ def _code() -> str:
     return cached_code_key(*TRAINING_CODE)
 
 
-@task(name="warm-critic", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
 def margin_for(inputs: EnvInputs, kind: str, label_cfg: RubricLabelConfig) -> Any:
     """The margin source of a run; the rubric one scores frames with the scorer ``rubric_label`` used (the one
     the Platt scalars of ``calibrate`` were fitted on)."""
@@ -69,6 +68,7 @@ def _rollout_margins(inputs: EnvInputs, margin: str, label_cfg: RubricLabelConfi
     return rollout_margins(margin_for(inputs, margin, label_cfg), inputs.rollouts)
 
 
+@task(name="warm-critic", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
 def warm_critic(inputs: EnvInputs, margin: str, critic_cfg: Any, warmup: dict[str, int],
                 label_cfg: RubricLabelConfig, store: Path) -> Path:
     """The BC warm-up of one critic per (env, margin source), stored by content key."""
