@@ -38,6 +38,11 @@ import numpy as np
 CLIP_FRAMES = 23
 
 
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"clip length k must be an integer >= 1, got {k!r}")
+
+
 def clip_sources(score: np.ndarray, frame_episode: np.ndarray, frame_t: np.ndarray, k: int = CLIP_FRAMES,
                  half_life: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """For each frame, ``(source, weight)``: the index of the frame of its window (same episode, time in
@@ -52,8 +57,7 @@ def clip_sources(score: np.ndarray, frame_episode: np.ndarray, frame_t: np.ndarr
     t = np.asarray(frame_t).astype(np.int64).ravel()
     if not (s.shape == ep.shape == t.shape):
         raise ValueError(f"score, frame_episode, frame_t have {s.size}, {ep.size}, {t.size} frames")
-    if isinstance(k, bool) or int(k) != k or k < 1:
-        raise ValueError(f"clip length k must be an integer >= 1, got {k!r}")
+    _check_k(k)
     if half_life is not None and not half_life > 0:
         raise ValueError(f"half_life must be > 0 or None, got {half_life!r}")
     if half_life is not None and np.any(s[np.isfinite(s)] < 0):
@@ -120,8 +124,7 @@ class ClipScorer:
     frame_t: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or int(self.k) != self.k or self.k < 1:
-            raise ValueError(f"clip length k must be an integer >= 1, got {self.k!r}")
+        _check_k(self.k)
 
     @property
     def rubric_set(self) -> Any:
