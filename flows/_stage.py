@@ -35,6 +35,19 @@ PARENT_FLOW = "PIPELINE_PARENT_FLOW_RUN_ID"
 PARENT_TASK = "PIPELINE_PARENT_TASK_RUN_ID"
 
 
+def strip_run_facts(path: Path) -> None:
+    """Rewrite the metrics file at ``path`` without wall-clock keys (``*seconds``, ``*runtime``, ...): DVC hashes it,
+    so it must depend on the inputs and the code only. The flow has logged the timings to MLflow already."""
+    import json
+
+    from embodied_safety.io import without_run_facts, write_json
+
+    data = json.loads(path.read_text())
+    kept = without_run_facts(data)
+    if kept != data:
+        write_json(path, kept)
+
+
 @dataclasses.dataclass(frozen=True)
 class Out:
     """A DVC output with its flags (``persist``: kept across runs; ``cache: false``: tracked in git)."""
@@ -200,8 +213,10 @@ class Stage:
         flow_obj = self.wrap(self.flow, cfg) if self.wrap is not None else self.flow
         flow_obj = self.publishing(flow_obj)
         result = run_stage(flow_obj, *([cfg] if self.config is not None else []), **kwargs)
-        if defaults and self.metrics and not self.foreach and not Path(self.metrics).is_file():
-            raise SystemExit(f"stage {self.name}: the declared metrics file {self.metrics} was not written")
+        if defaults and self.metrics and not self.foreach:
+            if not Path(self.metrics).is_file():
+                raise SystemExit(f"stage {self.name}: the declared metrics file {self.metrics} was not written")
+            strip_run_facts(Path(self.metrics))
         return result
 
 

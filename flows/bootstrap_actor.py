@@ -20,7 +20,7 @@ from embodied_safety.config.shared import ModelShape
 from embodied_safety.envs.household.env import load_task_dir
 from embodied_safety.envs.household.suite.augment import AugmentSettings, augment_tasks
 from embodied_safety.evaluation.plots import plot_curves
-from embodied_safety.io import replace_dir, scratch_dir, without_timings, write_json, write_jsonl
+from embodied_safety.io import replace_dir, scratch_dir, without_run_facts, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
 from embodied_safety.rollout.actor_eval import evaluate_actor, feedback_following
 from flows._stage import Plot, Stage
@@ -65,7 +65,7 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
         metrics["checks/feedback_following"] = float(metrics.get("eval/feedback_following", 0) >= cfg.min_feedback_following)
         for row in rows:
             log_metrics({k: v for k, v in row.items() if k != "step"}, step=int(row["step"]))
-        write_jsonl(tmp / "train_log.jsonl", without_timings(rows))  # the model dir's bytes: no wall-clock
+        write_jsonl(tmp / "train_log.jsonl", without_run_facts(rows))  # the model dir's bytes: no wall-clock
         curve = plot_curves(rows, ["losses/loss", "charts/mean_token_accuracy", "charts/learning_rate"],
                             tmp / "training_curve.png", "bootstrap actor (SFT from scratch)")
         write_manifest(tmp, cfg, inputs=[splits / "train"])

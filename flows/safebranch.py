@@ -29,7 +29,7 @@ from embodied_safety.actors.hf import HFActor
 from embodied_safety.config.promote import PromoteConfig
 from embodied_safety.config.safebranch import SafeBranchConfig
 from embodied_safety.evaluation.selection import floor_from, rank
-from embodied_safety.io import write_json
+from embodied_safety.io import without_run_facts, write_json
 from embodied_safety.manifest import write_manifest
 from embodied_safety.train.study import (
     dev_evaluator,
@@ -79,7 +79,7 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
                "paired": paired, "base_risks": base_risks, "seeds": list(cfg.seeds), "dev_split": cfg.dev_split,
                "eval_splits": list(cfg.eval_splits), "scale": cfg.scale}
     metrics = summary_metrics(lrs, base_eval, runs, cfg.eval_splits, paired)
-    write_json(out / "results.json", results)
+    write_json(out / "results.json", without_run_facts(results))
     with mlflow_run(trainer.track, "safebranch-report", params={**dataclasses.asdict(cfg), "picked_lrs": lrs}):
         log_metrics(metrics)
         log_artifacts([out / "results.json", *figures])

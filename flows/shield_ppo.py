@@ -30,7 +30,7 @@ from prefect import flow
 
 from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.config.shield_ppo import ShieldPPOConfig
-from embodied_safety.io import replace_dir, scratch_dir, write_json
+from embodied_safety.io import replace_dir, scratch_dir, without_run_facts, write_json
 from embodied_safety.manifest import write_manifest
 from flows._shield import BC, CALIBRATION, ROLLOUTS
 from flows._stage import Arg, Plot, Stage, run_stage
@@ -72,7 +72,7 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
     metrics = results.env_metrics(env, rows, agreement, checks)
     report_env(cfg, env, out, rows, metrics)  # MLflow; with ``register``, the champion and metrics["promoted"]
     replace_dir(out, out_root / env)
-    write_json(out_root.parent / f"ppo_metrics_{env}.json", metrics)
+    write_json(out_root.parent / f"ppo_metrics_{env}.json", without_run_facts(metrics))
     print(tables)
     return metrics
 

@@ -14,7 +14,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.config.bc_policy import BCPolicyConfig
-from embodied_safety.io import without_timings, write_json
+from embodied_safety.io import without_run_facts, write_json
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
 EVAL_BASE = 1000
@@ -71,7 +71,7 @@ def train_bc_task(env: str, demos_path: Path, cfg: BCPolicyConfig, out: Path) ->
         title = f"behaviour cloning{' + DAgger' if hist.rounds else ''}, {env} (checkpoint by {hist.select_by})"
         hist.plot(out / "bc_curve.png", title=title)
         write_json(out / "history.json",  # no wall-clock
-                   without_timings({"rows": hist.rows, "rounds": hist.rounds, "final": final}))
+                   without_run_facts({"rows": hist.rows, "rounds": hist.rounds, "final": final}))
         log_metrics({f"bc/final/{k}": v for k, v in final.items()})
         log_artifacts([out / "bc_curve.png", out / "history.json"])
     print(f"{env}: best epoch {final['best_epoch']:.0f} (by {hist.select_by}), eval SR {final['eval_sr']:.3f}, "

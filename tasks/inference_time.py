@@ -19,7 +19,7 @@ from embodied_safety.inference_time.baselines import (
     timed,
 )
 from embodied_safety.inference_time.modules import LLMValue, LLMVerifier, RuleValue, RuleVerifier
-from embodied_safety.io import write_json
+from embodied_safety.io import without_run_facts, write_json
 from embodied_safety.rollout.runner import RolloutSettings
 from tasks.actors import cached_actor, cached_split
 
@@ -52,5 +52,5 @@ def baseline_task(method: str, split_dir: Path, split: str, cfg: BaselinesConfig
         raise ValueError(f"baselines.methods: unknown method {method!r}")
     write_evaluation(out, [e.result for e in eps], [], f"{method} on {split}")
     metrics = {k: float(v) for k, v in baseline_metrics(eps, seconds).items()}
-    write_json(out / "metrics.json", metrics)
+    write_json(out / "metrics.json", without_run_facts(metrics))  # seconds: MLflow only
     return metrics

@@ -66,16 +66,19 @@ def scratch_dir(final: str | os.PathLike[str]) -> Path:
 
 #: keys of wall-clock measurements (HF Trainer's ``train_runtime``, ``*_per_second``; our ``seconds``)
 _TIMING_KEYS = ("runtime", "seconds", "per_second", "elapsed")
+#: keys naming a run's place in a registry (an MLflow model version counts up with every run in a workspace)
+_REGISTRY_KEYS = ("version", "critic_version")
 
 
-def without_timings(obj: Any) -> Any:
-    """``obj`` with every dict key that names a wall-clock measurement removed, recursively: for files inside an
-    output folder, whose bytes must depend on the inputs and the code only (timings go to MLflow)."""
+def without_run_facts(obj: Any) -> Any:
+    """``obj`` with every dict key that names a wall-clock measurement or a registry version removed, recursively: for
+    files inside an output folder, whose bytes must depend on the inputs and the code only (DVC hashes them; a fresh
+    clone must reproduce them byte for byte). Timings and versions go to MLflow."""
     if isinstance(obj, dict):
-        return {k: without_timings(v) for k, v in obj.items()
-                if not str(k).rsplit("/", 1)[-1].endswith(_TIMING_KEYS)}
+        return {k: without_run_facts(v) for k, v in obj.items()
+                if not ((leaf := str(k).rsplit("/", 1)[-1]).endswith(_TIMING_KEYS) or leaf in _REGISTRY_KEYS)}
     if isinstance(obj, list | tuple):
-        return [without_timings(v) for v in obj]
+        return [without_run_facts(v) for v in obj]
     return obj
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ...config.shield_ppo import ShieldPPOConfig
-from ...io import atomic_write_text, write_json
+from ...io import atomic_write_text, without_run_facts, write_json
 from . import report as rep
 
 #: the files :func:`write_env_results` writes that the stage logs to MLflow
@@ -95,7 +95,7 @@ def write_env_results(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]
     if checks:
         tables += rep.table_gate_check(checks)
     atomic_write_text(out / "tables.md", tables)
-    write_json(out / "results.json", {"rows": [{k: v for k, v in r.items() if k != "_path"} for r in rows]})
+    write_json(out / "results.json", without_run_facts({"rows": [{k: v for k, v in r.items() if k != "_path"} for r in rows]}))
     write_json(out / "gate_check.json", checks)
     return tables, agreement
 
