@@ -66,13 +66,13 @@ demo: setup  ## run the whole pipeline with DVC (stages run as Prefect flows), t
 
 # The full SafeBranch study (Tables 2 / 13 / 16 and the sweep): 3 seeds, every variant, 3 learning rates per sweep key. A DVC experiment in a temporary copy: the workspace keeps the default run; `dvc exp show` compares,
 # `dvc exp apply safebranch-study` brings its outputs in. About an hour on 2 cores.
-STUDY := -S 'safebranch.seeds=[0,1,2]' -S safebranch.scale=study \
+STUDY := -S 'safebranch.seeds=[0,1,2]' -S safebranch.scale=study -S safebranch.max_dev_evals=12 \
 	-S 'safebranch.variants=[sft_only,golden_replay_only,branchpo_only,safebranch,trajectory_dpo,trajectory_dpo_success_matched,sft_only_fb,branchpo_only_fb,safebranch_fb,safebranch_extracted,safebranch_judged]' \
 	-S 'safebranch.sweep.sft=[0.0003,0.001,0.003]' -S 'safebranch.sweep.branchpo=[0.00001,0.0001,0.001]' \
 	-S 'safebranch.sweep.branchpo_only=[0.00001,0.0001,0.001]' -S 'safebranch.sweep.trajectory_dpo=[0.00001,0.0001,0.001]'
 
 # The full ShieldVLA part-2 matrix (docs/shield_ppo.md): 3 seeds on Dubins-VL, every ablation, the delta sweep.
-SHIELD_STUDY := -S 'shield_ppo.scale=study' -S 'shield_ppo.warmup={regress: 200, td: 400}' \
+SHIELD_STUDY := -S 'shield_ppo.scale=study' -S 'shield_ppo.envs=[dubins, turtlebot, franka]' -S 'shield_ppo.warmup={regress: 200, td: 400}' \
 	-S 'shield_ppo.eval_episodes={dubins: 200, turtlebot: 20, franka: 10}' -S 'shield_ppo.ood=[color, light, all]' -S 'shield_ppo.seeds={dubins: [0, 1, 2], turtlebot: [0], franka: [0]}' \
 	-S 'shield_ppo.runs={dubins: [ppo, ppo_lag, gated, gated_gt, gated_binary, penalty, gated_dpg, gated_mixed], turtlebot: [ppo, ppo_lag, gated, gated_binary, penalty], franka: [ppo, ppo_lag, gated, gated_binary, penalty]}' \
 	-S 'shield_ppo.delta_sweep={dubins: [0.0, 0.1, 0.2, 0.4]}'

@@ -102,7 +102,8 @@ class Stage:
     code (default: the stage's own module). ``load(section, cls, params_path)`` replaces ``load_params`` for
     the config; ``wrap(flow, cfg)`` may swap the flow (e.g. its task runner); ``call(stage, cfg, args,
     kwargs)`` replaces the default ``run_stage(flow, cfg, **kwargs)`` (e.g. a stage with two commands).
-    ``foreach``/``cmd_args``: a DVC ``foreach`` stage (``${item}`` in ``cmd_args``, inputs and outputs).
+    ``foreach``/``cmd_args``: a DVC ``foreach`` stage (``${item}`` in ``cmd_args``, inputs and outputs); the items, or
+    a params reference such as ``"${shield_ppo.envs}"`` (DVC resolves it from ``params.yaml``, so a budget can drop items).
     ``tables``: markdown files published on the flow run (besides the ``*.md`` directly in the outputs);
     ``headline``: the metric keys of the table artifact (default: every number of the metrics file, up to 60).
     """
@@ -122,7 +123,7 @@ class Stage:
     load: Callable[[str, type, str], Any] | None = None
     wrap: Callable[[Any, Any], Any] | None = None
     call: Callable[[Stage, Any, argparse.Namespace, dict[str, Any]], Any] | None = None
-    foreach: tuple[str, ...] = ()
+    foreach: tuple[str, ...] | str = ()
     cmd_args: str = ""
     doc: str | None = None
     tables: tuple[str, ...] = ()
@@ -169,7 +170,9 @@ class Stage:
                          for o in self.outs]
         if self.metrics:
             entry["metrics"] = [self.metrics]
-        return {"foreach": list(self.foreach), "do": entry} if self.foreach else entry
+        if not self.foreach:
+            return entry
+        return {"foreach": self.foreach if isinstance(self.foreach, str) else list(self.foreach), "do": entry}
 
     # ------------------------------------------------------------------ the envelope
     def parser(self) -> argparse.ArgumentParser:

@@ -93,7 +93,7 @@ STAGE = Stage("shield_ppo", shield_ppo, config=ShieldPPOConfig, call=_run,
               outs=(f"{OUT}/{_ENV}", f"{MODELS}/{_ENV}"), metrics=f"{OUT.parent}/ppo_metrics_{_ENV}.json",
               plots=(Plot(f"{OUT}/dubins/curves.png", x_label="env steps"), Plot(f"{OUT}/dubins/safe_set.png", data=False),
                      Plot(f"{OUT}/dubins/bars.png", "bars", y_label="mean over seeds")),
-              foreach=("dubins", "turtlebot", "franka"), cmd_args=f"--env {_ENV}",
+              foreach="${shield_ppo.envs}", cmd_args=f"--env {_ENV}",
               args=(Arg(("--env",), {"help": "one of shield_ppo.envs (stage shield_ppo@<env>)"}),))
 main = STAGE.main
 

@@ -38,7 +38,7 @@ def test_deps_are_inputs_plus_the_import_closure(declared):
             "src/embodied_safety/envs/household/world.py", "src/embodied_safety/actors/prompts"} <= set(rollouts)
     assert "src/embodied_safety/evaluation/report.py" not in rollouts  # not imported: editing it re-runs report only
     assert "src/embodied_safety/evaluation/report.py" in spec["report"]["deps"]
-    assert spec["shield_ppo"]["foreach"] == ["dubins", "turtlebot", "franka"]
+    assert spec["shield_ppo"]["foreach"] == "${shield_ppo.envs}"  # the budget picks the envs (params.yaml)
     assert "models/shield/bc/${item}" in spec["shield_ppo"]["do"]["deps"]
     assert spec["rollouts"]["outs"] == [{"data/rollouts": {"persist": True}}]
     report = spec["report"]["deps"]  # report renders ShieldVLA's tables from the env outputs, not from training code
@@ -135,6 +135,17 @@ def test_a_stage_config_module_is_in_its_own_stage_closure_only(declared):
         assert users == readers.get(section, {section}), section
 
 
+def foreach_items(stage: dict) -> list[str]:
+    """A foreach stage's items: the list itself, or a ``${section.key}`` reference resolved from params.yaml."""
+    items = stage.get("foreach", [])
+    if isinstance(items, str):
+        value = yaml.safe_load((Path(__file__).resolve().parents[2] / "params.yaml").read_text())
+        for key in items.strip("${}").split("."):
+            value = value[key]
+        items = value
+    return list(items)
+
+
 def test_every_plot_file_is_a_stage_output(declared):
     """``dvc plots diff`` reads a revision's plot files from the cache: a plot no stage outputs exists only in the
     workspace (the funnel chart was one), so every declared plot must lie in a declared out or metrics file."""
@@ -144,7 +155,7 @@ def test_every_plot_file_is_a_stage_output(declared):
         body = s.get("do", s)
         for o in body.get("outs", []) + body.get("metrics", []):
             path = o if isinstance(o, str) else next(iter(o))
-            outs += [path.replace("${item}", item) for item in s.get("foreach", [None])] if "${item}" in path else [path]
+            outs += [path.replace("${item}", item) for item in foreach_items(s)] if "${item}" in path else [path]
     for p in spec["plots"]:
         f = p if isinstance(p, str) else next(iter(p))
         assert any(f == o or f.startswith(o.rstrip("/") + "/") for o in outs), f
