@@ -23,6 +23,7 @@ from ..config.shared import ModelShape
 from ..envs.household.suite.catalog import CATALOG
 from .bootstrap_data import Example
 from .hf import PROFILE_FILE
+from .trl_cpu import compact_on_cpu
 
 SPECIAL = ["<pad>", "<unk>", "<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHAT_TEMPLATE = (
@@ -129,6 +130,7 @@ def train_bootstrap_actor(examples: Sequence[Example], out_dir: str | os.PathLik
     from trl import SFTConfig, SFTTrainer
 
     torch.set_num_threads(train.threads)
+    compact_on_cpu()  # score only the completion positions (trl_cpu.py)
     out_dir = Path(out_dir)
     tokenizer = train_tokenizer(vocabulary_texts(examples))
     model = build_model(tokenizer, shape, train.seed)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..actors.hf import PROFILE_FILE, HFActor, read_profile
+from ..actors.trl_cpu import compact_on_cpu
 from ..evaluation.selection import qualifies, rank
 
 Log = Callable[[dict[str, float], int], None]
@@ -32,7 +33,9 @@ COMMON = {"use_cpu": True, "bf16": False, "gradient_checkpointing": False, "repo
 
 
 def trl_args(cls: type, out: Path, seed: int, params: dict[str, Any]) -> Any:
-    """``SFTConfig`` / ``DPOConfig`` from params (TRL field names), scratch output beside ``out``."""
+    """``SFTConfig`` / ``DPOConfig`` from params (TRL field names), scratch output beside ``out``; on CPU the trainer's
+    LM head scores only the labelled positions (:func:`..actors.trl_cpu.compact_on_cpu`)."""
+    compact_on_cpu()
     return cls(output_dir=str(out.parent / f".{out.name}.trainer"), seed=seed, **{**COMMON, **params})
 
 
