@@ -106,6 +106,7 @@ lint: setup
 bench: setup  ## speed benchmarks, printed as ratios against a baseline in the same process
 	python benchmarks/household_world.py
 	python benchmarks/actor_generation.py --collect
+	python benchmarks/actor_training.py
 	python benchmarks/control_envs.py
 	python benchmarks/safety_critic.py
 
