@@ -29,3 +29,27 @@ def tiny_actor(tiny_suite, tmp_path_factory):
         tracking={"tracking_uri": f"sqlite:///{root}/mlflow.db", "artifact_root": str(root / "artifacts")})
     metrics = bootstrap_actor(cfg, tiny_suite, root / "bootstrap_actor", root / "metrics.json")
     return root, cfg, metrics
+
+
+def subset_splits(splits, dest, per_split: int):
+    """A copy of the suite at ``splits`` with ``per_split`` evenly spaced tasks of every split (the task file and its
+    ``bddl/<task>/`` folder, IS-Bench layout): the tiny actor's vocabulary still covers it, and a stage run over it
+    costs a fraction of one over the whole tiny suite."""
+    import shutil
+
+    for split in sorted(p for p in splits.iterdir() if (p / "tasks").is_dir()):
+        names = sorted(p.stem for p in (split / "tasks").glob("*.json"))
+        keep = names if len(names) <= per_split else [names[i * len(names) // per_split] for i in range(per_split)]
+        (dest / split.name / "tasks").mkdir(parents=True)
+        for name in keep:
+            shutil.copy2(split / "tasks" / f"{name}.json", dest / split.name / "tasks" / f"{name}.json")
+            shutil.copytree(split / "bddl" / name, dest / split.name / "bddl" / name)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def small_suite(tiny_suite, tmp_path_factory):
+    """Twelve tasks per split of the tiny suite (the tiny actor was trained on the whole tiny train split): for the
+    end-to-end tests whose subject is the orchestration (clusters, kills, retries, the safebranch stage's
+    bookkeeping), not the numbers."""
+    return subset_splits(tiny_suite, tmp_path_factory.mktemp("small_suite") / "splits", 12)

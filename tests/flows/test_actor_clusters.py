@@ -10,7 +10,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("runner", ["dask", "ray"])
-def test_shards_on_a_local_cluster_match_the_local_runner(runner, tiny_actor, tiny_suite, tmp_path):
+def test_shards_on_a_local_cluster_match_the_local_runner(runner, tiny_actor, small_suite, tmp_path):
     """Rollout chunks, critic-in-the-loop collection shards and judge shards as Prefect tasks on a
     2-worker local Dask / Ray cluster: the same trajectories, metrics and funnel as in-process."""
     pytest.importorskip(f"prefect_{runner}")
@@ -26,10 +26,10 @@ def test_shards_on_a_local_cluster_match_the_local_runner(runner, tiny_actor, ti
         cfg = RolloutsConfig(temperatures=(0.0, 0.7), max_steps=3, chunk_size=16, task_runner=name, runner_workers=2,
                              actor=actor)
         out = tmp_path / name
-        metrics = with_runner(rollouts, cfg)(cfg, tiny_suite, out / "r", out / "m.json")
+        metrics = with_runner(rollouts, cfg)(cfg, small_suite, out / "r", out / "m.json")
         bcfg = BranchesConfig(temperatures=(0.0, 1.0), max_steps=6, max_repair_attempts=2, task_runner=name,
                               runner_workers=2, actor=actor)
-        stats = with_runner(branches, bcfg)(bcfg, tiny_suite, out / "r", out / "b")
+        stats = with_runner(branches, bcfg)(bcfg, small_suite, out / "r", out / "b")
         results[name] = (metrics, stats, sorted(p.name for p in (out / "r" / "shards").glob("*.json")),
                          (out / "b" / "final" / "pairs.jsonl").read_text())
     local, cluster = results["local"], results[runner]

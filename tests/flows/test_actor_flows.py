@@ -122,7 +122,7 @@ def _rollouts_process(cwd, env, params):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
-def test_sigkilled_rollouts_resume_without_duplicates_and_concurrent_runs_do_not_corrupt(tiny_actor, tiny_suite,
+def test_sigkilled_rollouts_resume_without_duplicates_and_concurrent_runs_do_not_corrupt(tiny_actor, small_suite,
                                                                                         tmp_path, venv_env):
     """SIGKILL the rollout stage mid-way, rerun: every shard exactly once, nothing written before the
     kill recomputed. Then two runs at once on one output folder: both finish, every file intact."""
@@ -136,12 +136,12 @@ def test_sigkilled_rollouts_resume_without_duplicates_and_concurrent_runs_do_not
 
     root, _, _ = tiny_actor
     (tmp_path / "data" / "household").mkdir(parents=True)
-    (tmp_path / "data" / "household" / "splits").symlink_to(tiny_suite)
+    (tmp_path / "data" / "household" / "splits").symlink_to(small_suite)
     env = {**venv_env, "PYTHONPATH": f"{ROOT}{os.pathsep}{venv_env.get('PYTHONPATH', '')}",
            # the session's test server: a temporary server per process costs ~20 s of start-up and migration each
            "PREFECT_API_URL": str(PREFECT_API_URL.value())}
-    # one 18-task split (36 shards, 9 chunks): the regenerated suite's train split is 118 tasks, and four
-    # runs over it (kill, resume, two concurrent) took over 7 min on 2 cores
+    # one 12-task split (24 shards, 6 chunks): four runs (kill, resume, two concurrent) over the tiny suite's 18-task
+    # split took about 7 min on 2 cores
     params = {"splits": ["ood_objectshift"], "temperatures": [0.0, 1.0], "max_steps": 8, "chunk_size": 4,
               "actor": {"model": str(root / "bootstrap_actor" / "model"), "max_new_tokens": 8}}
     shards = tmp_path / "data" / "rollouts" / "shards"

@@ -17,12 +17,12 @@ from tests.helpers import copy_repo, stop_process_group
 
 pytestmark = pytest.mark.slow
 STAGES = ["household_suite", "bootstrap_actor", "rollouts"]
-TINY = {"household_suite": dict(per_template=6, n_dev=1, n_test=1, behavior_coverage=False),
+TINY = {"household_suite": dict(per_template=4, n_dev=1, n_test=1, behavior_coverage=False),
         "bootstrap_actor": dict(patterns=1, hidden_size=64, intermediate_size=128, num_hidden_layers=1, head_dim=32,
                                 sft={"max_steps": 6, "per_device_train_batch_size": 16, "learning_rate": 1e-3,
                                      "logging_steps": 2, "max_length": 512}),
         # 30 % of chunk attempts die (injected worker crash, reproducible per attempt); Prefect retries them
-        "rollouts": dict(temperatures=[0.0], max_steps=3, chunk_size=8, worker_fault_rate=0.3, chunk_retries=5)}
+        "rollouts": dict(temperatures=[0.0], max_steps=3, chunk_size=4, worker_fault_rate=0.3, chunk_retries=5)}
 
 
 def _free_port() -> int:
