@@ -27,3 +27,12 @@ def venv_env():
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     return env
+
+
+@pytest.fixture
+def flow_env(venv_env, prefect_harness):
+    """``venv_env`` pointed at the session's test Prefect server: a flow run in a subprocess (a CLI, a DVC stage)
+    reports there instead of starting a temporary server of its own (20-50 s of start-up and migrations each)."""
+    from prefect.settings import PREFECT_API_URL
+
+    return {**venv_env, "PREFECT_API_URL": str(PREFECT_API_URL.value())}

@@ -37,12 +37,12 @@ def cli(args: list[str], env: dict[str, str], check: bool = True) -> subprocess.
                           capture_output=True, text=True, timeout=600)
 
 
-def test_cli_evaluates_a_partial_folder_and_resumes(tmp_path, venv_env):
+def test_cli_evaluates_a_partial_folder_and_resumes(tmp_path, flow_env):
     data = partial_copy(tmp_path / "data", 12, broken=True)
     out, store = tmp_path / "out", tmp_path / "store"
     args = ["--data-dir", str(data), "--planner", "reference", "--planner", "guard", "--out", str(out),
             "--store", str(store)]
-    first = cli(args, venv_env)
+    first = cli(args, flow_env)
     m = json.loads((out / "metrics.json").read_text())
     assert m["data"]["rows_loaded"] == {"safe_detailed": 12, "unsafe_detailed": 12, "abstract": 12, "long_horizon": 12}
     assert m["data"]["rows_read"] == {"safe_detailed": 13, "unsafe_detailed": 13, "abstract": 12, "long_horizon": 12}
@@ -66,15 +66,15 @@ def test_cli_evaluates_a_partial_folder_and_resumes(tmp_path, venv_env):
     assert "| guard |" in (out / "tables.md").read_text()
     assert (out / "unsafe_by_hazard_rejection_rate.png").stat().st_size > 1000
     assert "(stored)" not in first.stdout + first.stderr
-    again = cli(args, venv_env)  # a re-run (e.g. after a kill) loads the finished shards, duplicates nothing
+    again = cli(args, flow_env)  # a re-run (e.g. after a kill) loads the finished shards, duplicates nothing
     assert (again.stdout + again.stderr).count("(stored)") == 6
     assert json.loads((out / "metrics.json").read_text()) == m
 
 
-def test_cli_audit_writes_the_audit_of_every_row(tmp_path, venv_env):
+def test_cli_audit_writes_the_audit_of_every_row(tmp_path, flow_env):
     data = partial_copy(tmp_path / "data", 10, broken=True)
     out = tmp_path / "audit"
-    done = cli(["--audit", "--data-dir", str(data), "--out", str(out)], venv_env)
+    done = cli(["--audit", "--data-dir", str(data), "--out", str(out)], flow_env)
     lines = [json.loads(line) for line in (out / "audit.jsonl").read_text().splitlines()]
     assert len(lines) == 40 and all({"task_id", "source", "findings", "passes"} <= set(a) for a in lines)
     summary = json.loads((out / "audit.json").read_text())
@@ -84,7 +84,7 @@ def test_cli_audit_writes_the_audit_of_every_row(tmp_path, venv_env):
     assert "| finding |" in done.stdout and (out / "audit.md").is_file()
 
 
-def test_llm_judge_endpoint_down_then_up(tmp_path, venv_env):
+def test_llm_judge_endpoint_down_then_up(tmp_path, flow_env):
     """Endpoint down: every judged shard is retried, recorded as failed, and the run fails after all shards ran.
     Endpoint up (a real ``transformers serve`` on that port): the same command finishes and records the LLM
     verdicts (the tiny random model never writes a [[label]], so each is a recorded judge failure)."""
@@ -102,14 +102,14 @@ def test_llm_judge_endpoint_down_then_up(tmp_path, venv_env):
     args = ["--params", str(tmp_path / "params.yaml"), "--data-dir", str(data), "--planner", "reference",
             "--judge", "rule", "--judge", "llm", "--judge-base-url", f"http://127.0.0.1:{port}/v1",
             "--judge-model", model, "--out", str(out), "--store", str(store)]
-    down = cli(args, venv_env, check=False)
+    down = cli(args, flow_env, check=False)
     assert down.returncode != 0 and "ShardsFailed" in down.stdout + down.stderr
     failed = [json.loads(p.read_text()) for p in (store / "failed").glob("*.json")]
     assert len(failed) == 3 and all("EndpointError" in f["error"] and f["attempts"] == 3 for f in failed)
     assert not out.exists()  # nothing half-written
 
     with serve_model(model, port=port, timeout_s=120):
-        up = cli(args, venv_env)
+        up = cli(args, flow_env)
     assert "ShardsFailed" not in up.stdout + up.stderr and not list((store / "failed").glob("*.json"))
     m = json.loads((out / "metrics.json").read_text())["planners"]["reference"]
     episodes = [json.loads(line) for line in (out / "reference" / "safe_detailed.jsonl").read_text().splitlines()]

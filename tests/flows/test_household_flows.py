@@ -32,7 +32,7 @@ def test_suite_and_scripted_evaluation_flows(prefect_harness, tmp_path):
     assert (tmp_path / "eval" / "golden_unsafe" / "test" / "per_risk.png").stat().st_size > 1000
 
 
-def test_evaluate_policy_cli_reports_load_failures(tmp_path, venv_env):
+def test_evaluate_policy_cli_reports_load_failures(tmp_path, flow_env):
     tasks_dir = tmp_path / "isbench"
     write_task(fan_task(), tasks_dir)
     write_task(fan_task(name="broken"), tasks_dir)
@@ -42,7 +42,7 @@ def test_evaluate_policy_cli_reports_load_failures(tmp_path, venv_env):
     broken.write_text(json.dumps(data))
     out = tmp_path / "out"
     subprocess.run([sys.executable, "-m", "flows.evaluate_policy", "--tasks-dir", str(tasks_dir), "--policy",
-                    "golden_unsafe", "--out", str(out)], cwd=ROOT, env=venv_env, check=True, capture_output=True, timeout=300)
+                    "golden_unsafe", "--out", str(out)], cwd=ROOT, env=flow_env, check=True, capture_output=True, timeout=300)
     m = json.loads((out / "metrics.json").read_text())
     assert m["eval/n_tasks"] == 1 and m["eval/load_failures"] == 1 and m["eval/sr"] == 1.0 and m["eval/ssr"] == 0.0
     assert m["eval/n_attempted"] == 2 and m["eval/sr_all"] == 0.5 and m["eval/ssr_all"] == 0.0
@@ -52,13 +52,13 @@ def test_evaluate_policy_cli_reports_load_failures(tmp_path, venv_env):
     assert (out / "per_risk.png").is_file() and (out / "manifest.json").is_file()
 
 
-def test_evaluate_policy_cli_exits_non_zero_when_no_task_loads(tmp_path, venv_env):
+def test_evaluate_policy_cli_exits_non_zero_when_no_task_loads(tmp_path, flow_env):
     tasks_dir = tmp_path / "isbench"
     write_task(fan_task(name="broken"), tasks_dir)
     (tasks_dir / "tasks" / "broken.json").write_bytes(b"\xff\xfe not utf-8")
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "flows.evaluate_policy", "--tasks-dir", str(tasks_dir), "--policy",
-                           "golden", "--out", str(out)], cwd=ROOT, env=venv_env, capture_output=True, text=True, timeout=300)
+                           "golden", "--out", str(out)], cwd=ROOT, env=flow_env, capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "no task loaded (1 load failure" in proc.stderr
     assert "not UTF-8" in json.loads((out / "load_failures.json").read_text())[0]["error"]
     assert not (out / "metrics.json").exists()

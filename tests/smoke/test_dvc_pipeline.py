@@ -15,45 +15,45 @@ def run(cmd, cwd, env):
     return subprocess.run(cmd, cwd=cwd, env=env, check=True, capture_output=True, text=True, timeout=900).stdout
 
 
-def test_dvc_repro_fresh_copy(tmp_path, venv_env):
+def test_dvc_repro_fresh_copy(tmp_path, flow_env):
     repo = tmp_path / "repo"
-    copy_repo(repo, venv_env, {"household_suite": dict(per_template=6, n_dev=1, n_test=1, behavior_coverage=False),
+    copy_repo(repo, flow_env, {"household_suite": dict(per_template=4, n_dev=1, n_test=1, behavior_coverage=False),
                                "evaluate_scripted": dict(policies=["golden", "golden_unsafe"],
                                                          splits=["test", "ood_objectshift"])})
     params = yaml.safe_load((repo / "params.yaml").read_text())
 
     stages = ["household_suite", "evaluate_scripted"]  # the actor stages have their own smoke test
-    out = run(["dvc", "repro", *stages], repo, venv_env)
+    out = run(["dvc", "repro", *stages], repo, flow_env)
     assert "Running stage 'household_suite'" in out and "Running stage 'evaluate_scripted'" in out
     assert (repo / "data/household/eval/golden/test/metrics.json").is_file()
-    assert "up to date" in run(["dvc", "status", *stages], repo, venv_env).lower()
-    metrics = run(["dvc", "metrics", "show"], repo, venv_env)
+    assert "up to date" in run(["dvc", "status", *stages], repo, flow_env).lower()
+    metrics = run(["dvc", "metrics", "show"], repo, flow_env)
     assert "data/tasks_total" in metrics and "golden_unsafe.test.eval/ssr" in metrics
 
-    again = run(["dvc", "repro", *stages], repo, venv_env)
+    again = run(["dvc", "repro", *stages], repo, flow_env)
     assert "Running stage" not in again
 
     params["evaluate_scripted"]["extra_steps"] = 5
     (repo / "params.yaml").write_text(yaml.safe_dump(params))
-    changed = run(["dvc", "repro", *stages], repo, venv_env)
+    changed = run(["dvc", "repro", *stages], repo, flow_env)
     assert "Running stage 'evaluate_scripted'" in changed and "Running stage 'household_suite'" not in changed
 
     # the default remote is a local directory (.dvc/config): push, lose cache and outputs, pull back
     metrics_file = repo / "data/household/eval/golden/test/metrics.json"
     stage_metrics = repo / "data/household/eval_metrics.json"  # the stage's `dvc metrics show` file travels too
     before = metrics_file.read_bytes(), stage_metrics.read_bytes()
-    assert "pushed" in run(["dvc", "push", *stages], repo, venv_env).lower()
+    assert "pushed" in run(["dvc", "push", *stages], repo, flow_env).lower()
     assert any((repo / ".dvc-remote").rglob("*"))
     shutil.rmtree(repo / ".dvc" / "cache")
     shutil.rmtree(repo / "data" / "household" / "eval")
     stage_metrics.unlink()
-    run(["dvc", "pull", *stages], repo, venv_env)
+    run(["dvc", "pull", *stages], repo, flow_env)
     assert (metrics_file.read_bytes(), stage_metrics.read_bytes()) == before
-    assert "up to date" in run(["dvc", "status", *stages], repo, venv_env).lower()
+    assert "up to date" in run(["dvc", "status", *stages], repo, flow_env).lower()
 
     # a sweep point as a DVC experiment: only the stage whose param changed runs
-    run(["git", "add", "-A"], repo, venv_env)
-    run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "y"], repo, venv_env)
-    exp = run(["dvc", "exp", "run", "-S", "evaluate_scripted.extra_steps=7", *stages], repo, venv_env)
+    run(["git", "add", "-A"], repo, flow_env)
+    run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "y"], repo, flow_env)
+    exp = run(["dvc", "exp", "run", "-S", "evaluate_scripted.extra_steps=7", *stages], repo, flow_env)
     assert "Running stage 'evaluate_scripted'" in exp and "Running stage 'household_suite'" not in exp
-    assert "extra_steps" in run(["dvc", "exp", "show", "--no-pager", "--csv"], repo, venv_env)
+    assert "extra_steps" in run(["dvc", "exp", "show", "--no-pager", "--csv"], repo, flow_env)
