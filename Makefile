@@ -94,11 +94,12 @@ server-stop:  ## stop what `make server` started
 # Two pytest workers (pytest-xdist), a test file per worker at a time (module fixtures stay shared): most tests
 # run one core (a tiny model, a server round trip), so two workers use the two cores. TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 test: setup  ## the test suite (unit, flow and smoke tiers; slow tests included)
-	pytest -q --durations=30 $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	pytest -q --durations=30 $(XDIST)
 
 test-fast: setup  ## the unit tier only (no servers, no stage runs)
-	pytest -q tests/unit -m "not slow"
+	pytest -q tests/unit -m "not slow" $(XDIST)
 
 lint: setup
 	ruff check src flows tasks tests benchmarks

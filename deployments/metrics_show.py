@@ -16,11 +16,22 @@ from typing import Any
 import yaml
 
 
+def foreach_items(items: Any, params: Path) -> list[Any]:
+    """A ``foreach`` list, or a ``${section.key}`` reference resolved from ``params.yaml`` as DVC does."""
+    if isinstance(items, str) and items.startswith("${") and items.endswith("}"):
+        value: Any = yaml.safe_load(params.read_text()) if params.is_file() else {}
+        for key in items[2:-1].split("."):
+            value = value[key]
+        return list(value)
+    return list(items)
+
+
 def metrics_files(dvc_yaml: Path) -> list[Path]:
     """The metrics paths of every stage, ``foreach`` stages expanded over their items."""
     files: list[Path] = []
     for stage in (yaml.safe_load(dvc_yaml.read_text()) or {}).get("stages", {}).values():
-        body, items = (stage["do"], stage["foreach"]) if "foreach" in stage else (stage, [None])
+        body, items = ((stage["do"], foreach_items(stage["foreach"], dvc_yaml.parent / "params.yaml"))
+                       if "foreach" in stage else (stage, [None]))
         for m in body.get("metrics", []):
             path = next(iter(m)) if isinstance(m, dict) else m
             files += [Path(str(path).replace("${item}", str(i))) if i is not None else Path(path) for i in items]
