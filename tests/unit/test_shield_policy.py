@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 gym = pytest.importorskip("gymnasium")
 
-from embodied_safety.shield.policy.bc import split_episodes, train_bc  # noqa: E402
+from embodied_safety.shield.policy.bc import dihedral, split_episodes, train_bc  # noqa: E402
 from embodied_safety.shield.policy.demos import DemoSet, collect_demos, episode_seeds, load_npz, read_summary  # noqa: E402
 from embodied_safety.shield.policy.rollouts import RolloutSet, collect_rollouts, evaluate_policy  # noqa: E402
 from embodied_safety.shield.policy.visuomotor import (  # noqa: E402
@@ -166,7 +166,7 @@ def test_clipped_gaussian_is_a_distribution():
 
 
 def test_save_load_round_trip_is_exact(tmp_path):
-    p = small_policy()
+    p = small_policy(symmetry="d4")
     with torch.no_grad():
         p.log_std.fill_(-0.3)
     out = p.save(tmp_path / "policy")
@@ -267,6 +267,70 @@ def test_bc_with_eval_fn_logs_metrics():
 
     hist = train_bc(small_policy(), demos, epochs=3, batch_size=32, seed=0, eval_fn=fake_eval, eval_every=2)
     assert len(calls) == 2 and "sr" in hist.rows[1] and "sr" not in hist.rows[0]
+
+
+def test_dihedral_maps_each_frame_and_its_action_by_one_square_symmetry():
+    rng = np.random.default_rng(0)
+    images = torch.from_numpy(rng.integers(0, 256, (64, 9, 9, 3), dtype=np.uint8))
+    actions = torch.from_numpy(rng.uniform(0.1, 1.0, (64, 1)).astype(np.float32))
+    out, acts = dihedral(images, actions, torch.Generator().manual_seed(0))
+    seen = set()
+    for i in range(64):
+        mirrored = bool(acts[i, 0] < 0)
+        assert abs(float(acts[i, 0])) == float(actions[i, 0])
+        x = images[i].flip(1) if mirrored else images[i]
+        k = [j for j in range(4) if torch.equal(out[i], torch.rot90(x, j, dims=(0, 1)))]
+        assert k, i
+        seen.add((mirrored, k[0]))
+    assert len(seen) == 8  # every element of D4 is drawn
+    again = dihedral(images, actions, torch.Generator().manual_seed(0))
+    assert torch.equal(again[0], out) and torch.equal(again[1], acts)
+    with pytest.raises(ValueError, match="square"):
+        dihedral(images[:, :8], actions, torch.Generator())
+    with pytest.raises(ValueError, match="symmetric"):  # the line env's second action lives in [0, 2]
+        train_bc(small_policy(), collect_demos(LineEnv, line_expert, n_episodes=2, seed=0), epochs=1, symmetry="d4")
+
+
+def test_dubins_vl_is_d4_symmetric():
+    """What the ``d4`` augmentation assumes: the frame of a rotated (mirrored) state is the rotated (mirrored)
+    frame, pixel for pixel, and the scripted expert turns the same way (the other way)."""
+    from embodied_safety.envs.control.dubins import DubinsVLEnv, DubinsVLVec, _Batch, wrap
+    from embodied_safety.envs.control.experts import dubins_expert
+    from embodied_safety.shield.policy.visuomotor import env_symmetry
+
+    obs, info = DubinsVLVec(48, render=True).reset(seed=5)
+    s0, img = info["state"], obs["image"]
+
+    def rotate(s):  # +90 degrees about the workspace centre
+        s = s.copy()
+        pts = s[:, [0, 1, 3, 4, 5, 6]].reshape(-1, 3, 2)
+        s[:, [0, 1, 3, 4, 5, 6]] = np.stack([-pts[..., 1], pts[..., 0]], -1).reshape(-1, 6)
+        s[:, 2] = wrap(s[:, 2] + np.pi / 2)
+        return s
+
+    def mirror(s):  # x -> -x
+        s = s.copy()
+        s[:, [0, 3, 5]] *= -1
+        s[:, 2] = wrap(np.pi - s[:, 2])
+        return s
+
+    def render(s):
+        b = _Batch(len(s), 1, 0.1, 100, 10, None, True)
+        b.state = s.copy()
+        for i in range(len(s)):
+            b.background[i] = b._draw_background(i)
+        return b.frames()
+
+    u = dubins_expert(s0, None)[:, 0]
+    np.testing.assert_array_equal(render(rotate(s0)), np.rot90(img, 1, axes=(1, 2)))
+    np.testing.assert_array_equal(render(mirror(s0)), img[:, :, ::-1])
+    np.testing.assert_allclose(dubins_expert(rotate(s0), None)[:, 0], u, atol=1e-9)
+    # mirrored, the expert turns the other way: its tie-break (gentlest turn, then toward the goal's side) is
+    # mirror-equivariant (argmin alone took the lowest tied turn rate, the highest seen in the mirror)
+    np.testing.assert_allclose(dubins_expert(mirror(s0), None)[:, 0], -u, atol=1e-9)
+    env = DubinsVLEnv()
+    assert env_symmetry(env) == "d4" and policy_for_env(env).config.symmetry == "d4"
+    assert env_symmetry(LineEnv()) == "none" and small_policy().config.symmetry == "none"
 
 
 # ------------------------------------------------------------------------------------------ rollouts

@@ -115,6 +115,23 @@ def careless(scene: np.ndarray, hazard: float) -> np.ndarray:
     return np.asarray(coins) < hazard
 
 
+def _tie_break(score: np.ndarray, u1: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Per row of ``score (N, C)``, the candidate to take among those tied at the minimum plan score (over half the
+    expert's states have several first turn rates with exactly the same plan: the score is a step function of
+    the look-ahead). ``argmin`` alone took the lowest, i.e. the hardest right turn among equals, a one-sided rule
+    the square's mirror symmetry does not have and a label a network cannot fit. Here: the gentlest first turn
+    (smallest ``|u1|``), and between a left and a right turn of the same rate the one toward the goal's side
+    (the sign of heading x goal direction; exactly ahead: left). Equivariant under the square's rotations and
+    mirrors (a mirror negates the chosen turn rate), and unchanged where the minimum is unique."""
+    tied = score <= score.min(axis=1, keepdims=True) + 1e-9
+    x, y, th, gx, gy = (s[:, i:i + 1] for i in range(5))
+    side = np.sign(np.cos(th) * (gy - y) - np.sin(th) * (gx - x))  # +1: goal to the left
+    side = np.where(side == 0, 1.0, side)
+    # lexicographic: |u1| first, then the turn toward the goal side (u1 * side > 0 preferred)
+    key = np.abs(u1)[None, :] * 100.0 - np.sign(u1)[None, :] * side
+    return np.where(tied, key, np.inf).argmin(axis=1)
+
+
 def dubins_expert(state: np.ndarray, rng: np.random.Generator, noise: float = 0.0, buffer: float = 0.05,
                   goal_radius: float = 0.1, action_repeat: int = 10, hazard: float = 0.0) -> np.ndarray:
     """Two-arc look-ahead planner: try 49 (first arc, second arc) turn-rate pairs over 2 s, discard those
@@ -162,8 +179,7 @@ def dubins_expert(state: np.ndarray, rng: np.random.Generator, noise: float = 0.
     # leaving the workspace (ends the episode) > entering an unsafe zone (deeper is worse) > being cornered
     unsafe = (min_margin < buffer) & ~lax
     score = score + 300.0 * out + np.where(unsafe, 100.0 + (buffer - min_margin) * 100.0, 0.0) + 20.0 * cornered
-    best = score.argmin(axis=1)
-    act = u1[best]
+    act = u1[_tie_break(score, u1, s)]
     if noise > 0:
         act = act + rng.normal(0.0, noise * dubins.U_MAX, size=act.shape)
     act = np.clip(act, -dubins.U_MAX, dubins.U_MAX)[:, None]

@@ -6,6 +6,10 @@ starts from, and bang-bang expert actions on the bounds cost a finite tail-mass 
 infinite tanh-inverse. The mean-squared error of the mean (in half-range units) is logged beside it
 because it is the number that is comparable across policies.
 
+Augmentation: a DrQ random shift, and for a policy that declares the square's symmetry (Dubins-VL,
+``PolicyConfig.symmetry == "d4"``) a random rotation / mirror of each frame with its turn rate mapped to
+match (:func:`dihedral`): 8x the scenes with exact labels.
+
 The held-out split is by episode (frames of one episode are highly correlated, so a frame split
 would leak). Training is deterministic for a given seed and starting policy (shuffling and
 augmentation draw from seeded generators; CPU kernels are deterministic). The checkpoint restored at
@@ -34,6 +38,7 @@ from .visuomotor import GaussianPolicy, clipped_gaussian_log_prob
 EvalFn = Callable[[GaussianPolicy], dict[str, float]]
 Log = Callable[[dict[str, float], int], None]
 SELECT_BY = ("nll", "sr")
+SYMMETRIES = ("none", "d4")
 
 
 def selection_key(row: dict[str, float], select_by: str = "nll") -> tuple[float, ...] | None:
@@ -161,14 +166,49 @@ def random_shift(images: Tensor, pad: int, generator: torch.Generator) -> Tensor
     return images[torch.arange(b)[:, None, None], rows[:, :, None], cols[:, None, :]]
 
 
+def dihedral(images: Tensor, actions: Tensor, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+    """Each uint8 frame [B, H, H, 3] mapped by a random element of the square's symmetry group D4 (4 rotations,
+    each with or without a mirror), its action mapped the same way: unchanged by a rotation, negated by a mirror.
+
+    Exact for a top-down view of a square workspace centred in the frame whose scene distribution, dynamics and
+    expert are invariant under D4 and whose action is a planar turn rate (a pseudo-scalar), i.e. Dubins-VL: the
+    rotated frame is the frame of the rotated state (pixel centres map onto pixel centres) and the expert turns
+    the same way there (the opposite way in the mirror image). Unlike a shift it keeps the walls at the frame
+    border, and it multiplies the scenes the policy sees by 8.
+    """
+    if images.shape[1] != images.shape[2]:
+        raise ValueError(f"D4 needs square frames, got {tuple(images.shape)}")
+    g = torch.randint(0, 8, (images.shape[0],), generator=generator)
+    out, acts = torch.empty_like(images), actions.clone()
+    for k in range(8):
+        sel = torch.nonzero(g == k).squeeze(1)
+        if len(sel) == 0:
+            continue
+        x = images[sel]
+        if k >= 4:  # mirror the columns (x -> -x): the car turns the other way
+            x = x.flip(2)
+            acts[sel] = -acts[sel]
+        out[sel] = torch.rot90(x, k % 4, dims=(1, 2))
+    return out, acts
+
+
+def policy_symmetry(policy: GaussianPolicy) -> str:
+    """The symmetry a policy declares (``config.symmetry``; ``"none"`` when it declares none)."""
+    return str(getattr(getattr(policy, "config", None), "symmetry", "none"))
+
+
 def _batches(idx: np.ndarray, batch_size: int) -> list[np.ndarray]:
     return [idx[i:i + batch_size] for i in range(0, len(idx), batch_size)]
 
 
-def _loss(policy: GaussianPolicy, demos: DemoSet, idx: np.ndarray, images: Tensor) -> tuple[Tensor, Tensor]:
+def _loss(policy: GaussianPolicy, demos: DemoSet, idx: np.ndarray, images: Tensor,
+          target: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """(NLL per action dim, MSE of the mean in half-range units) over the batch, from one forward pass
-    (the NLL is ``-policy.log_prob``: every :class:`GaussianPolicy` uses the clipped Gaussian)."""
-    target = torch.as_tensor(demos.actions[idx], device=policy.device)
+    (the NLL is ``-policy.log_prob``: every :class:`GaussianPolicy` uses the clipped Gaussian). ``target``:
+    the (augmented) expert actions, ``demos.actions[idx]`` by default."""
+    if target is None:
+        target = torch.as_tensor(demos.actions[idx])
+    target = target.to(policy.device)
     mean, log_std = policy(images, demos.step_instructions(idx))
     low = torch.as_tensor(policy.action_low, device=policy.device)
     high = torch.as_tensor(policy.action_high, device=policy.device)
@@ -193,15 +233,18 @@ def _evaluate_loss(policy: GaussianPolicy, demos: DemoSet, idx: np.ndarray,
 def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_size: int = 64, lr: float = 3e-4,
              seed: int = 0, eval_fn: EvalFn | None = None, val_fraction: float = 0.1, eval_every: int = 1,
              shift: int = 4, weight_decay: float = 0.0, keep_best: bool = True, log: Log | None = None,
-             plot_path: str | os.PathLike[str] | None = None, select_by: str = "nll") -> BCHistory:
+             plot_path: str | os.PathLike[str] | None = None, select_by: str = "nll",
+             symmetry: str | None = None) -> BCHistory:
     """Fit ``policy`` (in place) to ``demos``; returns the per-epoch history.
 
     ``eval_fn(policy)`` (e.g. :func:`.rollouts.eval_fn`) runs after every ``eval_every`` epochs and
     after the last; its metrics join the epoch row. ``shift`` > 0 adds DrQ random-shift augmentation
-    of that many pixels. ``keep_best`` keeps an in-memory copy of the best state (lowest held-out
-    NLL, or best closed-loop SR with ``select_by="sr"``: :func:`selection_key`) and restores it at the
-    end; turn it off for a backbone too big to copy. ``log(metrics, epoch)`` receives each row
-    (MLflow-style).
+    of that many pixels. ``symmetry="d4"`` maps each training frame and its action by a random element of
+    the square's symmetry group (:func:`dihedral`); ``None`` takes the policy's own declaration
+    (:func:`policy_symmetry`: ``PolicyConfig.symmetry``, ``"d4"`` for Dubins-VL). ``keep_best`` keeps an
+    in-memory copy of the best state (lowest held-out NLL, or best closed-loop SR with ``select_by="sr"``:
+    :func:`selection_key`) and restores it at the end; turn it off for a backbone too big to copy.
+    ``log(metrics, epoch)`` receives each row (MLflow-style).
     """
     t0 = time.time()
     train_eps, val_eps = split_episodes(demos.n_episodes, val_fraction, seed)
@@ -211,6 +254,12 @@ def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_siz
         raise ValueError("no training steps")
     rng = np.random.default_rng([seed, 3])
     gen = torch.Generator().manual_seed(seed)
+    symmetry = policy_symmetry(policy) if symmetry is None else symmetry
+    if symmetry not in SYMMETRIES:
+        raise ValueError(f"symmetry must be one of {SYMMETRIES}, not {symmetry!r}")
+    if symmetry == "d4" and not np.allclose(policy.action_low, -policy.action_high):
+        raise ValueError("symmetry d4 negates actions: the action bounds must be symmetric")
+    sym_gen = torch.Generator().manual_seed(seed + 7919)  # its own stream: the shifts do not change with it
     opt = torch.optim.Adam(list(policy.parameters()), lr=lr, weight_decay=weight_decay)
     if select_by == "sr" and eval_fn is None:
         select_by = "nll"  # nothing to rank by SR
@@ -223,8 +272,11 @@ def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_siz
         policy.train()
         tot_nll = tot_mse = 0.0
         for b in _batches(rng.permutation(train_idx), batch_size):
-            images = random_shift(torch.from_numpy(demos.images[b]), shift, gen).to(policy.device)
-            nll, mse = _loss(policy, demos, b, images)
+            images, target = torch.from_numpy(demos.images[b]), torch.as_tensor(demos.actions[b])
+            if symmetry == "d4":
+                images, target = dihedral(images, target, sym_gen)
+            images = random_shift(images, shift, gen).to(policy.device)
+            nll, mse = _loss(policy, demos, b, images, target)
             opt.zero_grad(set_to_none=True)
             nll.backward()
             opt.step()

@@ -222,6 +222,10 @@ class PolicyConfig:
     hidden: int = 256  # 2-layer MLP head, Tanh (App. D.1)
     init_log_std: float = -1.0  # in normalised action units (std ≈ 0.37 of the half-range)
     log_std_bounds: tuple[float, float] = (-5.0, 1.0)
+    # how the task transforms under the square's symmetries: "d4" = the frame is a top-down view of a square
+    # workspace and the action a turn rate, so a rotated frame keeps its action and a mirrored one negates it
+    # (Dubins-VL); BC then augments with those maps (bc.dihedral). "none": no such symmetry.
+    symmetry: str = "none"
     kind: str = field(default=KIND)
 
     def __post_init__(self) -> None:
@@ -413,9 +417,20 @@ def load_policy(path: str | os.PathLike[str], device: str | torch.device = "cpu"
     return policy.to(device).eval()
 
 
+def env_symmetry(env: Any) -> str:
+    """The symmetry of an env's task (:attr:`PolicyConfig.symmetry`): ``"d4"`` for Dubins-VL (every variant:
+    the +Color / +Light perturbations recolour pixels, which commutes with rotating and mirroring), else
+    ``"none"``."""
+    from ...envs.control.dubins import DubinsVLEnv
+
+    return "d4" if isinstance(getattr(env, "unwrapped", env), DubinsVLEnv) else "none"
+
+
 def policy_for_env(env: Any, **kw: Any) -> VisuomotorPolicy:
-    """A fresh policy sized for a Gymnasium env with the ``{"image", "instruction"}`` observation."""
+    """A fresh policy sized for a Gymnasium env with the ``{"image", "instruction"}`` observation, declaring
+    the env's symmetry (:func:`env_symmetry`) unless ``kw`` sets one."""
     image_space = env.observation_space["image"]
+    kw.setdefault("symmetry", env_symmetry(env))
     return VisuomotorPolicy(PolicyConfig.for_space(image_space.shape, env.action_space.low,
                                                    env.action_space.high, **kw))
 
