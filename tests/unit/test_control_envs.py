@@ -166,12 +166,13 @@ def test_dubins_frames_use_palette_colours_and_perturbations_change_them_as_desc
 
 
 def test_dubins_expert_is_safe_and_careless_episodes_are_not():
-    vec = DubinsVLVec(24, seed=3)
+    n = 96  # 24 scenes gave the careless rate in steps of 0.04 around the threshold
+    vec = DubinsVLVec(n, seed=3)
     _, info = vec.reset()
     res = {}
     for hazard in (0.0, 1.0):
         _, info = vec.reset(seed=3)
-        cost, done, success = np.zeros(24), np.zeros(24, bool), np.zeros(24, bool)
+        cost, done, success = np.zeros(n), np.zeros(n, bool), np.zeros(n, bool)
         for _ in range(100):
             _, _, term, trunc, info = vec.step(experts.dubins_expert(info["state"], None, hazard=hazard))
             cost += info["cost"] * ~done
@@ -179,7 +180,7 @@ def test_dubins_expert_is_safe_and_careless_episodes_are_not():
             done |= term | trunc
         res[hazard] = (success.mean(), (cost > 0).mean())
     assert res[0.0][0] >= 0.9 and res[0.0][1] <= 0.1
-    assert res[1.0][1] >= 0.4  # heading straight for the goal crosses the zone in about 60 % of scenes
+    assert res[1.0][1] >= 0.5  # ignoring the zones crosses one in about 60 % of scenes (0.58; argmin ties 0.70)
 
 
 # ------------------------------------------------------------------------------------------------ TurtleBot-Nav
