@@ -41,7 +41,7 @@ def test_safebranch_stage_trains_every_variant_tracks_registers_and_promotes(tin
     assert stats["data/pairs_final"] > 0
     track = {"tracking_uri": f"sqlite:///{tmp_path}/mlflow.db", "artifact_root": str(tmp_path / "artifacts")}
     steps = {"max_steps": 2, "per_device_train_batch_size": 4, "learning_rate": 1e-3, "max_length": 512, "logging_steps": 1}
-    cfg = SafeBranchConfig(seeds=(0, 1), sft=steps, branchpo={**steps, "beta": 0.1}, trajectory_dpo={**steps, "beta": 0.1},
+    cfg = SafeBranchConfig(seeds=(0,), sft=steps, branchpo={**steps, "beta": 0.1}, trajectory_dpo={**steps, "beta": 0.1},
                            peft=None, sweep={"sft": (1e-3, 3e-3), "branchpo": (1e-5,)}, eval_every={"sft": 1, "branchpo": 1, "trajectory_dpo": 1},
                            eval_splits=("test",), tracking=track)
     out = tmp_path / "safebranch"
@@ -54,7 +54,7 @@ def test_safebranch_stage_trains_every_variant_tracks_registers_and_promotes(tin
               "manifest.json"):
         assert (out / f).is_file(), f
     results = json.loads((out / "results.json").read_text())
-    assert len(results["runs"]) == len(cfg.variants) * 2 and len(results["sweep"]) == 3
+    assert len(results["runs"]) == len(cfg.variants) and len(results["sweep"]) == 3
     for run in results["runs"]:
         curve = run["phases"][-1]["curve"]
         assert curve[0]["step"] == 0 and len(curve) == 3  # step 0, 1, 2: every step evaluated on dev
@@ -62,7 +62,7 @@ def test_safebranch_stage_trains_every_variant_tracks_registers_and_promotes(tin
     sb = [r for r in results["runs"] if r["variant"] == "safebranch"]
     assert all(r["phases"][0]["kind"] == "sft" and r["phases"][1]["kind"] == "branchpo" for r in sb)
     registry = show(PromoteConfig(tracking=track))
-    assert len(registry["versions"]) == len(cfg.variants) * 2  # sweep points are tracked, not registered
+    assert len(registry["versions"]) == len(cfg.variants)  # sweep points are tracked, not registered
     from embodied_safety.evaluation.selection import rank
     from embodied_safety.train.promotion import decide
 

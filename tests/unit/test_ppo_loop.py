@@ -35,8 +35,9 @@ def test_one_iteration_step_by_step_keeps_the_books() -> None:
         assert torch.isfinite(ro.log_probs).all()
         low, high = run.low.item(), run.high.item()
         assert float(ro.actions.min()) >= low and float(ro.actions.max()) <= high
-        # the training cost is 1[ℓ(reached) < 0] of the margin source, a terminated step bootstraps nothing
-        assert np.array_equal(ro.costs, (ro.reached_ell < 0).astype(float))
+        # the training cost is 1[ℓ(reached) < 0] of the margin source (an exit: the steps it cut off, see
+        # test_leaving_the_workspace_is_a_failure_for_the_training_signal), a terminated step bootstraps nothing
+        assert np.array_equal(np.minimum(ro.costs, 1.0), (ro.reached_ell < 0).astype(float))
         assert not ro.next_values[ro.terminated > 0].any()
         # 110 steps > the 100-step time limit: every slot finished at least one episode
         ep = run.episodes.drain()
@@ -124,3 +125,68 @@ def test_feature_replay_encodes_each_frame_once_with_the_old_values(shared: bool
         assert torch.allclose(gate.critic_features, want["feature"], atol=1e-5)
     finally:
         run.close()
+
+
+def test_value_warmup_leaves_the_policy_and_dual_alone_then_the_kl_anchor_decays() -> None:
+    """Issue 21 item 2: the first ``value_warmup`` iterations fit only the value heads on the start policy's
+    returns (the policy, β and the env-step count as in any iteration); afterwards the KL to the start policy is
+    weighted ``kl_start`` at the first policy iteration and decays linearly."""
+    from embodied_safety.shield.rl.ppo import gaussian_kl
+
+    torch.manual_seed(0)
+    cfg = _cfg(method="ppo_lag", rollout_steps=64, total_steps=1024, value_warmup=2, kl_start=0.5, c_max=0.0)
+    policy = StatePolicy(StatePolicyConfig())
+    start = [p.detach().clone() for p in policy.parameters()]
+    seen: list[list[torch.Tensor]] = []
+    value_seen: list[list[torch.Tensor]] = []
+    run = GatedPPO(policy, "dubins", MarginSource("gt"), cfg)
+    value0 = [p.detach().clone() for p in run.value.parameters()]
+    try:
+        for _ in (1, 2):  # the warm-up iterations, as train() runs them
+            ro = run.collect()
+            run.episodes.drain()
+            gate = run.gate(ro)
+            run.update(ro, advantages(ro, gate.costs, cfg, run.dual, True), gate, policy_step=False)
+            seen.append([p.detach().clone() for p in policy.parameters()])
+            value_seen.append([p.detach().clone() for p in run.value.parameters()])
+        assert all(torch.equal(a, b) for a, b in zip(start, seen[-1], strict=True))  # policy untouched
+        assert any(not torch.equal(a, b) for a, b in zip(value0, value_seen[-1], strict=True))  # values fitted
+    finally:
+        run.close()
+
+    res = train(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg, progress=None)
+    rows = res.history
+    assert [r["value_warmup"] for r in rows] == [1.0, 1.0, 0.0, 0.0]
+    assert rows[0]["dual"] == rows[1]["dual"] == cfg.lambda0  # no dual step while warming up
+    assert "kl_start" not in rows[0] and rows[2]["kl_weight"] == pytest.approx(0.5)
+    assert rows[3]["kl_weight"] == pytest.approx(0.25)  # linear decay over the 2 policy iterations
+    assert rows[2]["kl_start"] >= 0.0 and rows[3]["kl_start"] > 0.0  # the policy moved away from the anchor
+
+    m0, s0 = torch.zeros(3, 2), torch.zeros(3, 2)
+    assert float(gaussian_kl(m0, s0, m0, s0)) == pytest.approx(0.0)
+    # KL(N(0,1) || N(1,1)) = 0.5 per dim
+    assert float(gaussian_kl(m0, s0, m0 + 1.0, s0)) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("exit_is_failure", [True, False])
+def test_leaving_the_workspace_is_a_failure_for_the_training_signal(exit_is_failure: bool) -> None:
+    """Dubins-VL ends an episode when the car leaves ``[-1, 1]²``. With ``exit_is_failure`` that transition's
+    training cost is the number of steps it cut off and its margin is at most ``EXIT_MARGIN`` (so an exit is not a
+    way to stop accruing cost); without it an exit costs what the reached frame's margin says (0 or 1)."""
+    from embodied_safety.shield.rl.ppo import EXIT_MARGIN
+
+    torch.manual_seed(0)
+    cfg = _cfg(exit_is_failure=exit_is_failure, rollout_steps=110)
+    run = GatedPPO(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg)
+    try:
+        ro = run.collect()
+    finally:
+        run.close()
+    exits = (ro.terminated > 0) & (ro.rewards < -2.0)  # the env's exit penalty: -2√2 per step cut off
+    assert exits.any()  # an untrained policy drives off the map within 110 steps
+    steps_cut = np.round(-ro.rewards[exits] / (2 * math.sqrt(2)))
+    if exit_is_failure:
+        assert np.array_equal(ro.costs[exits], steps_cut) and (ro.reached_ell[exits] <= EXIT_MARGIN).all()
+    else:
+        assert (ro.costs[exits] <= 1.0).all()
+    assert (ro.costs[~exits] <= 1.0).all()  # every other transition: 1[ℓ < 0]

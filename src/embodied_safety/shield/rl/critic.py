@@ -427,10 +427,12 @@ class CriticTrainer:
 
 
 def replay_from_rollouts(rollouts: Any, margins: np.ndarray, max_steps: int, capacity: int | None = None,
-                         seed: int = 0) -> ReplayBuffer:
+                         seed: int = 0, exit_margin: float | None = None) -> ReplayBuffer:
     """Transitions ``(o_t, a_t, ℓ(o_t), o_{t+1}, ℓ(o_{t+1}), terminated)`` of a :class:`~embodied_safety.shield.policy.rollouts.RolloutSet`
     (frames in episode order, each episode's final frame last), with per-frame margins ``margins``.
-    An episode shorter than ``max_steps`` ended by termination; one of ``max_steps`` steps was truncated."""
+    An episode shorter than ``max_steps`` ended by termination; one of ``max_steps`` steps was truncated.
+    ``exit_margin``: where a termination was not a success (Dubins-VL: the car left the workspace), the final
+    frame's margin is capped at this value (``PPOConfig.exit_is_failure``)."""
     ep = np.asarray(rollouts.frame_episode)
     nxt = np.arange(1, len(ep))
     cur = nxt - 1
@@ -439,6 +441,10 @@ def replay_from_rollouts(rollouts: Any, margins: np.ndarray, max_steps: int, cap
     last = np.r_[ep[1:] != ep[:-1], True]  # the final frame of each episode
     lengths = np.asarray(rollouts.episode_length)
     terminated = last[nxt] & (lengths[ep[nxt]] < max_steps)
+    if exit_margin is not None:
+        exits = nxt[terminated & ~np.asarray(rollouts.episode_success)[ep[nxt]]]
+        margins = margins.copy()
+        margins[exits] = np.minimum(margins[exits], exit_margin)
     frames = np.asarray(rollouts.frames)
     buf = ReplayBuffer(capacity or len(cur), frames.shape[1:], np.asarray(rollouts.actions).shape[1], seed=seed)
     instr = rollouts.frame_instructions()

@@ -25,6 +25,7 @@ LoRA-tunes the large VLAs; ``train_encoder = True`` back-propagates into the enc
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable
@@ -43,6 +44,8 @@ from .vecenv import TrainVec
 Method = Literal["ppo", "ppo_lag", "gated", "penalty"]
 METHODS: tuple[str, ...] = ("ppo", "ppo_lag", "gated", "penalty")
 USES_CRITIC = frozenset({"gated", "penalty"})
+#: the margin a transition that leaves the workspace reaches (``PPOConfig.exit_is_failure``)
+EXIT_MARGIN = -1.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,18 @@ class PPOConfig:
     ent_coef: float = 0.0
     target_kl: float | None = 0.05
     max_grad_norm: float = 0.5
+    #: the first ``value_warmup`` iterations fit only the value heads on the start policy's returns (no policy,
+    #: dual or critic-gate update); they count toward ``total_steps``. A value head from scratch makes the first
+    #: advantages noise, and the first update then unlearns much of the (imitation) start (docs/shield_ppo.md)
+    value_warmup: int = 0
+    #: weight of ``KL(π_start ‖ π_θ)`` per sample, decayed linearly to 0 over the policy iterations (issue 21:
+    #: "optional decaying KL toward the start policy"); 0 = off
+    kl_start: float = 0.0
+    #: leaving the workspace (Dubins-VL) counts as entering the failure set: the reached margin is capped at
+    #: ``-1`` (the critic learns exits are unrecoverable) and the training cost of the exit is the number of
+    #: steps it cut off, as the env's reward penalty does. Without it an exit is the cheapest way to stop
+    #: accruing cost, and cost-driven updates teach the car to drive off the map (docs/shield_ppo.md)
+    exit_is_failure: bool = True
     train_encoder: bool = False
     # gate and dual variable
     delta: float = 0.2
@@ -136,6 +151,14 @@ def same_weights(a: nn.Module, b: nn.Module) -> bool:
 
 def _normalise(x: Tensor) -> Tensor:
     return (x - x.mean()) / (x.std() + 1e-8)
+
+
+def gaussian_kl(mean0: Tensor, log_std0: Tensor, mean: Tensor, log_std: Tensor) -> Tensor:
+    """Mean over samples of ``KL(N(mean0, σ0) ‖ N(mean, σ))``, summed over action dims (the unclipped
+    Gaussians; the clipping is the same map for both, so this is the anchor's natural distance)."""
+    var0, var = (2 * log_std0).exp(), (2 * log_std).exp()
+    kl = log_std - log_std0 + (var0 + (mean0 - mean) ** 2) / (2 * var) - 0.5
+    return kl.sum(-1).mean()
 
 
 def policy_loss(method: str, pg: Tensor, q: Tensor | None, gate: Tensor, dual: float,
@@ -319,6 +342,9 @@ class GatedPPO:
             policy.encoder.requires_grad_(False)
         self.pi_params = [p for p in policy.parameters() if p.requires_grad]
         self.pi_opt = torch.optim.Adam(self.pi_params, lr=cfg.lr, eps=1e-5)
+        #: a frozen copy of the start policy for the KL anchor (``kl_start``); its weight this iteration
+        self.start_policy = copy.deepcopy(policy).eval().requires_grad_(False) if cfg.kl_start > 0 else None
+        self.kl_weight = cfg.kl_start
         self.v_opt = torch.optim.Adam(self.value_params, lr=cfg.value_lr, eps=1e-5)
         self.trainer: CriticTrainer | None = None
         #: the (frozen) critic encoder has the (frozen) policy encoder's weights: the critic reads the policy's
@@ -393,6 +419,10 @@ class GatedPPO:
             reached_ell = margin(step.reached_images, step.reached_margin, step.reached_cost)
             new_ell = margin(step.images, step.margin, step.cost) if done.any() else reached_ell
             train_cost = (reached_ell < 0).astype(np.float64)
+            if cfg.exit_is_failure and step.exited is not None and step.exited.any():
+                assert step.steps_cut is not None
+                reached_ell = np.where(step.exited, np.minimum(reached_ell, EXIT_MARGIN), reached_ell)
+                train_cost = np.where(step.exited, step.steps_cut, train_cost)
             ro.ell[t], ro.reached_ell[t] = ell, reached_ell
             if isinstance(self.buffer, ReplayBuffer):
                 self.buffer.add(images, instructions, act.numpy(), ell, step.reached_images, reached_ell,
@@ -503,9 +533,10 @@ class GatedPPO:
             out.costs = torch.relu(-q_old).reshape(ro.costs.shape).numpy().astype(np.float64)
         return out
 
-    def update(self, ro: Rollout, adv: Advantages, gate: Gate) -> dict[str, float]:
+    def update(self, ro: Rollout, adv: Advantages, gate: Gate, policy_step: bool = True) -> dict[str, float]:
         """``epochs`` passes of minibatch steps on the policy (each method's loss, :func:`policy_loss`) and the
-        value heads, stopped early when the approximate KL passes ``target_kl``; the logs."""
+        value heads, stopped early when the approximate KL passes ``target_kl``; the logs. ``policy_step=False``
+        (the value warm-up) steps only the value heads."""
         cfg, policy, critic, dual = self.cfg, self.policy, self.critic, self.dual
         low, high, n = self.low, self.high, ro.size
         flat_img, flat_instr = ro.flat_images(), ro.flat_instructions()
@@ -515,7 +546,7 @@ class GatedPPO:
         crit_f, a_star = gate.critic_features, gate.a_star
         policy.train()
         mb = max(1, n // cfg.minibatches)
-        kls, clipfracs, pg_losses, safety_losses = [], [], [], []
+        kls, clipfracs, pg_losses, safety_losses, kl_start = [], [], [], [], []  # type: ignore[var-annotated]
         stop = False
         for _ in range(cfg.epochs):
             perm = torch.randperm(n, generator=self.gen)
@@ -552,10 +583,17 @@ class GatedPPO:
                 pg_losses.append(float(pg.detach().mean()))
                 if cfg.ent_coef:
                     loss_pi = loss_pi - cfg.ent_coef * gaussian_entropy(log_std).mean()
-                self.pi_opt.zero_grad(set_to_none=True)
-                loss_pi.backward()
-                nn.utils.clip_grad_norm_(self.pi_params, cfg.max_grad_norm)
-                self.pi_opt.step()
+                if policy_step and self.start_policy is not None and self.kl_weight > 0:
+                    with torch.no_grad():
+                        mean0, log_std0 = self.start_policy.from_features(fb)
+                    kl = gaussian_kl(mean0, log_std0, mean, log_std)
+                    kl_start.append(float(kl.detach()))
+                    loss_pi = loss_pi + self.kl_weight * kl
+                if policy_step:
+                    self.pi_opt.zero_grad(set_to_none=True)
+                    loss_pi.backward()
+                    nn.utils.clip_grad_norm_(self.pi_params, cfg.max_grad_norm)
+                    self.pi_opt.step()
                 fv = fb.detach()
                 v_loss = 0.5 * ((self.value(fv).squeeze(-1) - b_ret[idx]) ** 2).mean()
                 if self.cost_value is not None:
@@ -565,7 +603,7 @@ class GatedPPO:
                 v_loss.backward()
                 nn.utils.clip_grad_norm_(self.value_params, cfg.max_grad_norm)
                 self.v_opt.step()
-            if cfg.target_kl is not None and np.mean(kls[-cfg.minibatches:]) > cfg.target_kl:
+            if policy_step and cfg.target_kl is not None and np.mean(kls[-cfg.minibatches:]) > cfg.target_kl:
                 stop = True
                 break
         policy.eval()
@@ -574,6 +612,8 @@ class GatedPPO:
                "log_std": float(policy.log_std.detach().mean()) if hasattr(policy, "log_std") else np.nan}
         if safety_losses:
             row["safety_loss"] = float(np.mean(safety_losses))
+        if kl_start:
+            row.update(kl_start=float(np.mean(kl_start)), kl_weight=float(self.kl_weight))
         return row
 
     def close(self) -> None:
@@ -598,11 +638,15 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
         ep = run.episodes.drain()
         row: dict[str, float] = {"iteration": float(it), "env_steps": float(run.steps), **ep}
         row.update(run.train_critic(ro))
-        row["dual"] = run.update_dual(ep)
+        warming = it <= cfg.value_warmup
+        row["dual"] = run.dual if warming else run.update_dual(ep)
         gate = run.gate(ro)
         row.update(gate.stats)
         adv = advantages(ro, gate.costs, cfg, run.dual, run.cost_value is not None)
-        stats = run.update(ro, adv, gate)
+        policy_its = max(1, cfg.iterations - cfg.value_warmup)
+        run.kl_weight = 0.0 if warming else cfg.kl_start * (1.0 - (it - cfg.value_warmup - 1) / policy_its)
+        stats = run.update(ro, adv, gate, policy_step=not warming)
+        row["value_warmup"] = float(warming)
         safety = stats.pop("safety_loss", None)
         row.update(stats)
         row.update({"seconds": time.perf_counter() - t0, "elapsed": time.perf_counter() - start})

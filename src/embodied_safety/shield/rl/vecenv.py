@@ -31,6 +31,10 @@ class Step:
     reached_margin: np.ndarray
     reached_cost: np.ndarray
     success: np.ndarray
+    #: the transition left the workspace (Dubins-VL's ``[-1, 1]²``; never elsewhere) and how many steps of the
+    #: episode that exit cut off, this one included (0 where it did not exit)
+    exited: np.ndarray | None = None
+    steps_cut: np.ndarray | None = None
 
     @property
     def done(self) -> np.ndarray:
@@ -115,8 +119,10 @@ class TrainVec:
             images = obs["image"]
             reached = np.where(done[:, None, None, None], info["final_image"], images) if done.any() else images
         margin_now = self._dubins_margin(info["state"])
+        exited = np.asarray(info["out_of_bounds"], dtype=bool)
         return Step(images, [str(s) for s in obs["instruction"]], margin_now, (margin_now < 0).astype(np.float64),
-                    reward, term, trunc, reached, info["margin"], info["cost"], info["success"])
+                    reward, term, trunc, reached, info["margin"], info["cost"], info["success"], exited,
+                    np.where(exited, info["steps_left"], 0.0))
 
     def close(self) -> None:
         for env in self._envs:
