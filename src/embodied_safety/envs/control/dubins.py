@@ -245,8 +245,7 @@ class _Batch:
         terminated = success | out
         truncated = (self.t >= self.max_steps) & ~terminated
         return {"reward": reward, "terminated": terminated, "truncated": truncated, "margin": m,
-                "cost": (m < 0).astype(np.float64), "success": success, "out_of_bounds": out,
-                "steps_left": (self.max_steps - self.t + 1).astype(np.float64)}
+                "cost": (m < 0).astype(np.float64), "success": success, "out_of_bounds": out}
 
     def info(self) -> dict[str, np.ndarray]:
         """Margin, cost and (unset) success of the current states, for reset."""
@@ -353,7 +352,7 @@ class DubinsVLVec:
         b = self._b
         out = b.step(actions)
         done = out["terminated"] | out["truncated"]
-        info: dict[str, Any] = {k: out[k] for k in ("margin", "cost", "success", "out_of_bounds", "steps_left")}
+        info: dict[str, Any] = {k: out[k] for k in ("margin", "cost", "success", "out_of_bounds")}
         if done.any():
             info["final_state"] = b.state.copy()
             if self.render_frames:

@@ -119,10 +119,12 @@ class TrainVec:
             images = obs["image"]
             reached = np.where(done[:, None, None, None], info["final_image"], images) if done.any() else images
         margin_now = self._dubins_margin(info["state"])
-        exited = np.asarray(info["out_of_bounds"], dtype=bool)
+        from ...envs.control.dubins import OUT_OF_BOUNDS_PENALTY
+
+        exited = np.asarray(info["out_of_bounds"], dtype=bool)  # its reward: -penalty x the steps it cut off
         return Step(images, [str(s) for s in obs["instruction"]], margin_now, (margin_now < 0).astype(np.float64),
                     reward, term, trunc, reached, info["margin"], info["cost"], info["success"], exited,
-                    np.where(exited, info["steps_left"], 0.0))
+                    np.where(exited, np.round(-reward / OUT_OF_BOUNDS_PENALTY), 0.0))
 
     def close(self) -> None:
         for env in self._envs:
