@@ -190,3 +190,17 @@ def test_leaving_the_workspace_is_a_failure_for_the_training_signal(exit_is_fail
     else:
         assert (ro.costs[exits] <= 1.0).all()
     assert (ro.costs[~exits] <= 1.0).all()  # every other transition: 1[ℓ < 0]
+
+
+def test_exit_summary_counts_episodes_that_left_the_workspace() -> None:
+    """An untrained image policy drives off the map: every episode that neither reached nor ran 100 steps is an
+    exit, and the rates partition the episodes."""
+    from embodied_safety.shield.policy.visuomotor import PolicyConfig, VisuomotorPolicy
+    from embodied_safety.shield.rl.exits import exit_summary
+
+    torch.manual_seed(0)
+    policy = VisuomotorPolicy(PolicyConfig.for_space((84, 84, 3), [-1.0], [1.0])).eval()
+    s = exit_summary(policy, episodes=8)
+    assert s["episodes"] == 8 and 0.0 <= s["exit_and_unsafe_rate"] <= s["exit_rate"] <= 1.0
+    assert s["exit_rate"] + s["reach_rate"] <= 1.0 + 1e-9
+    assert s["exit_rate"] > 0.0 or s["mean_length"] == 100.0
