@@ -45,7 +45,7 @@ def smoke_task(path: Path) -> dict[str, float]:
     size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     return {"smollm2/params_m": round(sum(p.numel() for p in actor.model.parameters()) / 1e6, 1),
             "smollm2/size_mb": round(size / 2**20, 1), "smollm2/reply_tokens": tokens,
-            "smollm2/tokens_per_s": round(tokens / seconds, 1) if seconds > 0 else 0.0}
+            "smollm2/tokens_per_second": round(tokens / seconds, 1) if seconds > 0 else 0.0}
 
 
 @flow(name="smollm2", log_prints=True)
