@@ -23,7 +23,7 @@ from ..config.shared import ModelShape
 from ..envs.household.suite.catalog import CATALOG
 from .bootstrap_data import Example
 from .hf import PROFILE_FILE
-from .trl_cpu import compact_on_cpu
+from .trl_cpu import compact_on_cpu, trainer_with_sampler
 
 SPECIAL = ["<pad>", "<unk>", "<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHAT_TEMPLATE = (
@@ -141,11 +141,12 @@ def train_bootstrap_actor(examples: Sequence[Example], out_dir: str | os.PathLik
                 log({f"losses/{k}" if k in ("loss", "grad_norm") else f"charts/{k}": float(v)
                      for k, v in logs.items() if isinstance(v, int | float)}, state.global_step)
 
+    trainer_cls, sft = trainer_with_sampler(SFTTrainer, train.sft)  # length_bucket: trl_cpu.BucketedSampler
     args = SFTConfig(output_dir=str(out_dir.parent / f".{out_dir.name}.trainer"), use_cpu=True, bf16=False,
                      gradient_checkpointing=False, report_to="none", save_strategy="no", seed=train.seed,
-                     dataloader_num_workers=0, **train.sft)
-    trainer = SFTTrainer(model=model, args=args, train_dataset=_dataset(examples), processing_class=tokenizer,
-                         callbacks=[_Log()])
+                     dataloader_num_workers=0, **sft)
+    trainer = trainer_cls(model=model, args=args, train_dataset=_dataset(examples), processing_class=tokenizer,
+                          callbacks=[_Log()])
     t0 = time.time()
     result = trainer.train()
     model = trainer.model

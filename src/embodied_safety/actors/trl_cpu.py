@@ -30,3 +30,67 @@ def compact_on_cpu() -> None:
 
     setattr(use_compact, _PATCHED, True)
     utils._use_triton = use_compact
+
+
+class BucketedSampler:
+    """Random batches with little padding: per epoch, shuffle, cut the order into chunks of ``bucket`` batches, sort
+    each chunk by length, split it into batches and shuffle the batches. ``bucket=1`` is a plain shuffle.
+
+    Our SFT rows run from about 90 to 300 tokens, so a random batch of 32 is padded to 1.66x its real tokens and every
+    step computes attention and MLPs on padding. A chunk of 4 batches sorted by length pads to 1.16x (4: a 1.3x shorter
+    step); the batches stay a random draw from a random quarter-ish slice, unlike transformers' ``group_by_length``
+    (50-batch mega-chunks), which on the bootstrap actor left test SR at 0.0 against 0.71 (the batches become
+    per-template). Deterministic in (``seed``, epoch); the trainer calls :meth:`set_epoch`.
+    """
+
+    def __init__(self, lengths: Any, batch_size: int, bucket: int, seed: int) -> None:
+        import numpy as np
+
+        self.lengths = np.asarray(lengths)
+        self.batch_size, self.bucket, self.seed, self.epoch = batch_size, max(int(bucket), 1), seed, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = int(epoch)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __iter__(self) -> Any:
+        import numpy as np
+
+        rng = np.random.default_rng([self.seed, self.epoch])
+        order = rng.permutation(len(self.lengths))
+        size = self.batch_size * self.bucket
+        for start in range(0, len(order), size):
+            chunk = order[start:start + size]
+            chunk = chunk[np.argsort(self.lengths[chunk], kind="stable")]
+            batches = [chunk[i:i + self.batch_size] for i in range(0, len(chunk), self.batch_size)]
+            for b in rng.permutation(len(batches)):
+                yield from (int(i) for i in batches[b])
+
+
+#: our one key in the TRL params dicts of ``params.yaml`` (``sft:``): the chunk size of :class:`BucketedSampler`
+LENGTH_BUCKET = "length_bucket"
+
+
+def trainer_with_sampler(trainer_cls: type, params: dict[str, Any]) -> tuple[type, dict[str, Any]]:
+    """(the trainer class to build, the params without ``length_bucket``): TRL sees only its own field names."""
+    params = dict(params)
+    return bucketed(trainer_cls, int(params.pop(LENGTH_BUCKET, 0) or 0)), params
+
+
+def bucketed(trainer_cls: type, bucket: int) -> type:
+    """``trainer_cls`` (a TRL trainer on a tokenised dataset with ``input_ids``) drawing batches with
+    :class:`BucketedSampler`; ``bucket <= 0`` returns the class unchanged (transformers' random sampler)."""
+    if bucket <= 0:
+        return trainer_cls
+
+    class Bucketed(trainer_cls):  # type: ignore[misc, valid-type]
+        def _get_train_sampler(self, train_dataset: Any = None) -> Any:
+            data = self.train_dataset if train_dataset is None else train_dataset
+            lengths = [len(ids) for ids in data["input_ids"]]
+            return BucketedSampler(lengths, self.args.train_batch_size * self.args.gradient_accumulation_steps,
+                                   bucket, self.args.seed)
+
+    Bucketed.__name__ = f"Bucketed{trainer_cls.__name__}"
+    return Bucketed

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..actors.trl_cpu import trainer_with_sampler
 from .common import Evaluate, Log, Selector, TrainResult, load_trainable, run_trl, trainer_callbacks, trl_args
 
 
@@ -38,8 +39,9 @@ def train_sft(start: str | os.PathLike[str], rows: Sequence[dict[str, Any]], out
     torch.manual_seed(seed)
     model, tok = load_trainable(start, peft)
     selector = Selector(evaluate, eval_every, start, log, "sft_dev", sr_floor)
-    trainer = SFTTrainer(model=model, args=trl_args(SFTConfig, out, seed, sft), train_dataset=sft_rows_to_dataset(rows),
-                         processing_class=tok, callbacks=trainer_callbacks(log, "sft", selector))
+    trainer_cls, sft = trainer_with_sampler(SFTTrainer, sft)  # length_bucket: trl_cpu.BucketedSampler
+    trainer = trainer_cls(model=model, args=trl_args(SFTConfig, out, seed, sft), train_dataset=sft_rows_to_dataset(rows),
+                          processing_class=tok, callbacks=trainer_callbacks(log, "sft", selector))
     return run_trl(trainer, tok, start, out, selector, "sft", {"examples": float(len(rows))})
 
 
