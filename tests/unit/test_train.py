@@ -43,14 +43,15 @@ TRAJ = [{"task": "t", "chosen": [(p, SAFE), (PROMPTS[(i + 1) % 8], UNSAFE)], "re
 DPO = {**STEPS, "beta": 0.1}
 
 
-@pytest.mark.parametrize("kind", ["sft", "branchpo", "trajectory_dpo"])
+@pytest.mark.parametrize("kind", ["sft", "sft_bucketed", "branchpo", "trajectory_dpo"])
 def test_each_phase_changes_every_parameter(tmp_path, kind):
     base = tiny_actor(tmp_path / "base")
     train, data, cfg = {"sft": (train_sft, SFT_ROWS, STEPS), "branchpo": (train_branchpo, PAIRS, DPO),
+                        "sft_bucketed": (train_sft, SFT_ROWS, {**STEPS, "length_bucket": 2}),  # trl_cpu.BucketedSampler
                         "trajectory_dpo": (train_trajectory_dpo, TRAJ, DPO)}[kind]
     result = train(base, data, tmp_path / "out", cfg, seed=0)
     assert not unchanged(params(base), params(tmp_path / "out")), unchanged(params(base), params(tmp_path / "out"))
-    assert result.metrics[f"{'sft' if kind == 'sft' else 'dpo'}/steps"] == 3
+    assert result.metrics[f"{'sft' if kind.startswith('sft') else 'dpo'}/steps"] == 3
     assert (tmp_path / "out" / "embodied_safety.json").is_file()  # still a usable actor dir
 
 
