@@ -102,7 +102,7 @@ test-fast: setup  ## the unit tier only (no servers, no stage runs)
 	pytest -q tests/unit -m "not slow" $(XDIST)
 
 lint: setup
-	ruff check src flows tasks tests benchmarks
+	ruff check src flows tasks tests benchmarks experiments
 
 bench: setup  ## speed benchmarks, printed as ratios against a baseline in the same process
 	python benchmarks/household_world.py
