@@ -9,11 +9,8 @@ from embodied_safety.config.rollouts import RolloutsConfig
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("runner", ["dask", "ray"])
-def test_shards_on_a_local_cluster_match_the_local_runner(runner, tiny_actor, small_suite, tmp_path):
-    """Rollout chunks, critic-in-the-loop collection shards and judge shards as Prefect tasks on a
-    2-worker local Dask / Ray cluster: the same trajectories, metrics and funnel as in-process."""
-    pytest.importorskip(f"prefect_{runner}")
+def run_stages(runner, tiny_actor, small_suite, out):
+    """rollouts then branches with ``runner``: (metrics, funnel stats, shard file names, final pairs)."""
     from embodied_safety.config.branches import BranchesConfig
     from flows.branches import branches
     from flows.rollouts import rollouts
@@ -21,18 +18,28 @@ def test_shards_on_a_local_cluster_match_the_local_runner(runner, tiny_actor, sm
 
     root, _, _ = tiny_actor
     actor = {"model": str(root / "bootstrap_actor" / "model"), "max_new_tokens": 8}
-    results = {}
-    for name in ("local", runner):
-        cfg = RolloutsConfig(temperatures=(0.0, 0.7), max_steps=3, chunk_size=16, task_runner=name, runner_workers=2,
-                             actor=actor)
-        out = tmp_path / name
-        metrics = with_runner(rollouts, cfg)(cfg, small_suite, out / "r", out / "m.json")
-        bcfg = BranchesConfig(temperatures=(0.0, 1.0), max_steps=6, max_repair_attempts=2, task_runner=name,
-                              runner_workers=2, actor=actor)
-        stats = with_runner(branches, bcfg)(bcfg, small_suite, out / "r", out / "b")
-        results[name] = (metrics, stats, sorted(p.name for p in (out / "r" / "shards").glob("*.json")),
-                         (out / "b" / "final" / "pairs.jsonl").read_text())
-    local, cluster = results["local"], results[runner]
+    cfg = RolloutsConfig(temperatures=(0.0, 0.7), max_steps=3, chunk_size=16, task_runner=runner, runner_workers=2,
+                         actor=actor)
+    metrics = with_runner(rollouts, cfg)(cfg, small_suite, out / "r", out / "m.json")
+    bcfg = BranchesConfig(temperatures=(0.0, 1.0), max_steps=6, max_repair_attempts=2, task_runner=runner,
+                          runner_workers=2, actor=actor)
+    stats = with_runner(branches, bcfg)(bcfg, small_suite, out / "r", out / "b")
+    return (metrics, stats, sorted(p.name for p in (out / "r" / "shards").glob("*.json")),
+            (out / "b" / "final" / "pairs.jsonl").read_text())
+
+
+@pytest.fixture(scope="module")
+def local_run(tiny_actor, small_suite, tmp_path_factory):
+    """The in-process reference, computed once for both clusters."""
+    return run_stages("local", tiny_actor, small_suite, tmp_path_factory.mktemp("local"))
+
+
+@pytest.mark.parametrize("runner", ["dask", "ray"])
+def test_shards_on_a_local_cluster_match_the_local_runner(runner, local_run, tiny_actor, small_suite, tmp_path):
+    """Rollout chunks, critic-in-the-loop collection shards and judge shards as Prefect tasks on a
+    2-worker local Dask / Ray cluster: the same trajectories, metrics and funnel as in-process."""
+    pytest.importorskip(f"prefect_{runner}")
+    cluster = run_stages(runner, tiny_actor, small_suite, tmp_path / runner)
     assert cluster[0]["rollouts/shards_failed"] == 0
     assert len(cluster[2]) == cluster[0]["rollouts/shards_total"] > 16
-    assert cluster == local
+    assert cluster == local_run
