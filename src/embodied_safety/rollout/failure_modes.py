@@ -18,13 +18,8 @@ from typing import Any
 
 
 def has_repeat(actions: Sequence[str], repeat: int = 3) -> bool:
-    """Whether one action occurs ``repeat`` times in a row."""
-    run = 1
-    for prev, cur in zip(actions, actions[1:], strict=False):
-        run = run + 1 if cur == prev else 1
-        if run >= repeat:
-            return True
-    return repeat <= 1 and bool(actions)
+    """Whether one action occurs ``repeat`` (≥ 1) times in a row."""
+    return any(len(set(actions[i:i + repeat])) == 1 for i in range(len(actions) - repeat + 1))
 
 
 def failure_modes(results: Sequence[Any], repeat: int = 3) -> dict[str, float]:
@@ -34,9 +29,9 @@ def failure_modes(results: Sequence[Any], repeat: int = 3) -> dict[str, float]:
     return {"episodes": float(len(results)),
             "sr": sum(bool(r.success) for r in results) / max(len(results), 1),
             "failures": float(len(failed)),
-            "failures_with_repeat": float(sum(has_repeat(list(r.actions), repeat) for r in failed)),
+            "failures_with_repeat": float(sum(has_repeat(r.actions, repeat) for r in failed)),
             "failures_without_done": float(sum(not r.actions or r.actions[-1] != "DONE()" for r in failed)),
-            "successes_with_repeat": float(sum(has_repeat(list(r.actions), repeat) for r in results if r.success))}
+            "successes_with_repeat": float(sum(has_repeat(r.actions, repeat) for r in results if r.success))}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
