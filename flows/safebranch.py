@@ -28,7 +28,7 @@ from prefect import flow
 from embodied_safety.actors.hf import HFActor
 from embodied_safety.config.promote import PromoteConfig
 from embodied_safety.config.safebranch import SafeBranchConfig
-from embodied_safety.evaluation.selection import floor_from, rank
+from embodied_safety.evaluation.selection import floor_from, metrics_only, rank
 from embodied_safety.io import without_run_facts, write_json
 from embodied_safety.manifest import write_manifest
 from embodied_safety.train.study import (
@@ -60,7 +60,7 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
     data, extra = load_data(cfg, pairs_dir, rollouts, splits)
     print("data: " + ", ".join(f"{k} {len(v)}" for k, v in data.items())
           + f"; extra BranchPO pairs {len(extra)} ({', '.join(cfg.branchpo_pairs) or 'none'})")
-    base_dev = dev_evaluator(splits / cfg.dev_split)(HFActor(base, batch_size=64))
+    base_dev = metrics_only(dev_evaluator(splits / cfg.dev_split)(HFActor(base, batch_size=64)))
     sr_floor = floor_from(base_dev["sr"], cfg.max_dev_sr_drop)
     print(f"base dev SR {base_dev['sr']:.3f} SSR {base_dev['ssr']:.3f}; selection floor dev SR >= "
           + (f"{sr_floor:.3f}" if sr_floor is not None else "none"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..actors.bootstrap import TrainSettings, train_bootstrap_actor
 from ..actors.hf import HFActor
@@ -14,9 +15,9 @@ from ..config.alfred_port import AlfredPortConfig
 from ..config.shared import ModelShape
 from ..envs.household.env import load_task_dir
 from ..evaluation.plots import plot_grouped_bars
-from ..evaluation.selection import floor_from
+from ..evaluation.selection import OUTCOMES, floor_from, metrics_only
 from ..train.safebranch import train_branchpo, train_sft
-from .corpus import CATEGORIES, Turn, load_corpus
+from .corpus import CATEGORIES, Turn, load_corpus, matches
 from .port import base_examples, build_pairs, port_metrics, predict, record_corpus, sft_rows
 
 PARTS = ("train", "dev", "test")
@@ -36,12 +37,15 @@ def load_turns(cfg: AlfredPortConfig, splits: Path) -> dict[str, list[Turn]]:
     return {part: record_corpus(load_task_dir(splits / cfg.record[part])[0]) for part in PARTS}
 
 
-def dev_evaluator(turns: list[Turn]) -> Callable[[HFActor], dict[str, float]]:
+def dev_evaluator(turns: list[Turn]) -> Callable[[HFActor], dict[str, Any]]:
     """The Selector's evaluation on the dev turns."""
-    def evaluate(actor: HFActor) -> dict[str, float]:
-        m = port_metrics(turns, predict(actor, turns))
+    def evaluate(actor: HFActor) -> dict[str, Any]:
+        preds = predict(actor, turns)
+        m = port_metrics(turns, preds)
+        hits = [(bool(t.hazard), int(matches(p, t.gold))) for t, p in zip(turns, preds, strict=True)]
         # the Selector keeps the best (ssr, sr): hazard accuracy is the port's safety, non-hazard its task ability
-        return {"ssr": m["alfred/hazard_acc"], "sr": m["alfred/nonhazard_acc"], "srec": m["alfred/average_acc"]}
+        return {"ssr": m["alfred/hazard_acc"], "sr": m["alfred/nonhazard_acc"], "srec": m["alfred/average_acc"],
+                OUTCOMES: {"ssr": [h for hz, h in hits if hz], "sr": [h for hz, h in hits if not hz]}}
 
     return evaluate
 
@@ -56,7 +60,7 @@ def train_port(cfg: AlfredPortConfig, turns: dict[str, list[Turn]], models: Path
     pairs, funnel = build_pairs(turns["train"], predict(base, turns["train"]), predict(base, turns["train"], hint=True))
     rows = [p.row() for p in pairs]
     evaluate = dev_evaluator(turns["dev"])
-    base_dev = evaluate(base)
+    base_dev = metrics_only(evaluate(base))
     floor = floor_from(base_dev["sr"], cfg.max_dev_sr_drop)  # dev non-hazard accuracy the port must keep
     sft = train_sft(base_dir, sft_rows(rows, turns["train"], cfg.sft_data), models / "sft", cfg.sft, cfg.seed,
                     evaluate=evaluate, eval_every=cfg.eval_every.get("sft", 10), sr_floor=floor)

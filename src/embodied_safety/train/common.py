@@ -5,9 +5,10 @@ checkpoint selection (paper F.5) and saving a usable actor dir.
   0.05 by default in params). A LoRA adapter is merged before saving, so every saved actor is a
   plain model dir that the rollout and evaluation stages load unchanged.
 * Checkpoint selection: the critic-free actor is evaluated on the dev split every ``every``
-  optimizer steps and at the end; the best state by the rule of ``evaluation.selection`` (max SSR subject to
-  SR >= ``sr_floor``, else max SR, flagged) is kept in memory and is what gets saved. Step 0 (the
-  starting checkpoint) is on the curve but is not a candidate.
+  optimizer steps and at the end; the rule of ``evaluation.selection`` (max SSR subject to SR >= ``sr_floor``,
+  else max SR, flagged) ranks the points, and the *latest* point that is not significantly worse than the top one
+  (``selection.not_worse``: a paired test on the per-task dev outcomes) is kept in memory and is what gets saved.
+  Step 0 (the starting checkpoint) is on the curve but is not a candidate.
 * Placement: CPU by default; ``use_cpu: false`` in the TRL params lets accelerate pick the GPU
   when there is one (same code).
 """
@@ -24,10 +25,11 @@ from typing import Any
 
 from ..actors.hf import PROFILE_FILE, HFActor, read_profile
 from ..actors.trl_cpu import compact_on_cpu
-from ..evaluation.selection import qualifies, rank
+from ..evaluation.selection import OUTCOMES, pick_checkpoint, qualifies
 
 Log = Callable[[dict[str, float], int], None]
-Evaluate = Callable[[HFActor], dict[str, float]]  # critic-free actor -> {"sr", "ssr", "srec", ...}
+# critic-free actor -> {"sr", "ssr", "srec", ...}, optionally selection.OUTCOMES: per-task 0/1 lists
+Evaluate = Callable[[HFActor], dict[str, Any]]
 COMMON = {"use_cpu": True, "bf16": False, "gradient_checkpointing": False, "report_to": "none",
           "save_strategy": "no", "dataloader_num_workers": 0}
 
@@ -70,7 +72,9 @@ def save_actor(model: Any, tokenizer: Any, source: Path, out: Path) -> None:
 
 @dataclass
 class Selector:
-    """Dev-split checkpoint selection: evaluate every ``every`` steps, keep the best by ``selection.rank``."""
+    """Dev-split checkpoint selection: evaluate every ``every`` steps; ``top`` is the best point by ``selection.rank``,
+    ``best`` (the one kept and saved) the latest point not significantly worse than ``top`` (``selection.not_worse``).
+    Online, this is the same choice as taking it over the finished curve: a new top is always the latest point."""
 
     evaluate: Evaluate | None
     every: int
@@ -80,6 +84,8 @@ class Selector:
     sr_floor: float | None = None  # dev SR a selected checkpoint must keep (None: plain SSR, then SR)
     curve: list[dict[str, float]] = field(default_factory=list)
     best: dict[str, float] | None = None
+    top: dict[str, float] | None = None
+    _candidates: list[tuple[dict[str, float], Any]] = field(default_factory=list)  # (point, per-task outcomes)
     _state: dict[str, Any] | None = None
 
     def step(self, model: Any, step: int, final: bool = False) -> None:
@@ -89,12 +95,19 @@ class Selector:
 
         was_training = model.training
         actor = HFActor.from_loaded(model, AutoTokenizer.from_pretrained(self.source), read_profile(self.source))
-        point = {"step": float(step), **{k: float(v) for k, v in self.evaluate(actor).items()}}
+        metrics = dict(self.evaluate(actor))
+        outcomes = metrics.pop(OUTCOMES, None)
+        point = {"step": float(step), **{k: float(v) for k, v in metrics.items()}}
         model.train(was_training)
         self.curve.append(point)
         if self.log:
             self.log({f"{self.prefix}/{k}": v for k, v in point.items() if k != "step"}, step)
-        if step > 0 and (self.best is None or rank(point, self.sr_floor) > rank(self.best, self.sr_floor)):
+        if step <= 0:
+            return
+        self._candidates.append((point, outcomes))
+        kept, top = pick_checkpoint(self._candidates, self.sr_floor)
+        self.top = self._candidates[top][0]
+        if kept == len(self._candidates) - 1:  # the choice only ever moves to the newest point
             self.best = point
             self._state = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
@@ -107,6 +120,8 @@ class Selector:
             return {}
         flags = {} if self.sr_floor is None else {"sr_floor": self.sr_floor,
                                                   "below_floor": float(not qualifies(self.best, self.sr_floor))}
+        if self.top is not None:
+            flags["top_step"] = self.top["step"]  # the top-ranked point; best_step is the one kept
         return {f"{self.prefix}/best_{k}": v for k, v in self.best.items()} | {f"{self.prefix}/{k}": v for k, v in flags.items()}
 
 

@@ -19,6 +19,7 @@ from ..config.safebranch import SafeBranchConfig
 from ..envs.household.env import load_task_dir
 from ..evaluation.household_metrics import per_risk_counts
 from ..evaluation.plots import plot_per_risk, plot_series
+from ..evaluation.selection import OUTCOMES
 from ..evaluation.stats import compare, per_task
 from ..io import read_json, read_jsonl
 from ..records import RawBranch, Trajectory
@@ -55,12 +56,14 @@ def load_data(cfg: SafeBranchConfig, pairs_dir: Path, rollouts: Path, splits: Pa
     return data, extra
 
 
-def dev_evaluator(dev_dir: Path) -> Callable[[HFActor], dict[str, float]]:
+def dev_evaluator(dev_dir: Path) -> Callable[[HFActor], dict[str, Any]]:
+    """Dev SR / SSR / SRec and the per-task outcomes the Selector's tie test pairs (``selection.OUTCOMES``)."""
     tasks = load_task_dir(dev_dir)[0]
 
-    def evaluate(actor: HFActor) -> dict[str, float]:
-        m, _ = evaluate_actor(tasks, actor)
-        return {k: float(m[f"eval/{k}"]) for k in HEAD}
+    def evaluate(actor: HFActor) -> dict[str, Any]:
+        m, results = evaluate_actor(tasks, actor)
+        return {**{k: float(m[f"eval/{k}"]) for k in HEAD},
+                OUTCOMES: {"sr": [int(r.success) for r in results], "ssr": [int(r.safe_success) for r in results]}}
 
     return evaluate
 
