@@ -81,6 +81,17 @@ def analyse(out: Path) -> None:
                 table.setdefault((variant, rule), []).append((pts[i]["test"]["sr"], pts[i]["test"]["ssr"]))
             print(f"{variant} seed {seed}: {len(pts)} checkpoints, Spearman(dev SR, test SR) = {rho:+.2f}; picks "
                   + ", ".join(f"{k}: step {pts[i]['step']:.0f}" for k, i in picks.items()))
+    from scipy.stats import t as student
+
+    new, old = "rule, ties to the latest (McNemar)", "rule, strictly better (stop 29)"
+    for variant in VARIANTS:
+        if (variant, new) not in table:
+            continue
+        d = np.array(table[(variant, new)]) - np.array(table[(variant, old)])
+        half = student.ppf(0.975, len(d) - 1) * d.std(axis=0, ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan * d[0]
+        print(f"{variant}: ties-to-latest - strictly-better, paired over {len(d)} seeds (95 % t): test dSR "
+              f"{d[:, 0].mean():+.3f} [{d[:, 0].mean() - half[0]:+.3f}, {d[:, 0].mean() + half[0]:+.3f}], dSSR "
+              f"{d[:, 1].mean():+.3f} [{d[:, 1].mean() - half[1]:+.3f}, {d[:, 1].mean() + half[1]:+.3f}]")
     print("\n| variant | rule | test SR (mean ± std) | test SSR (mean ± std) | seeds |\n|---|---|---|---|---|")
     for (variant, rule), vals in table.items():
         a = np.array(vals)
