@@ -22,42 +22,46 @@ VARIANTS = {"sft_only": "sft", "golden_replay_only": "golden"}
 def run(seeds: list[int], every: int, out: Path) -> None:
     from embodied_safety.config.params import load_params
     from embodied_safety.config.safebranch import SafeBranchConfig
-    from embodied_safety.envs.household.env import load_task_dir
-    from embodied_safety.rollout.actor_eval import evaluate_actor
     from embodied_safety.train.safebranch import train_sft
-    from embodied_safety.train.study import load_data
+    from embodied_safety.train.study import dev_evaluator, load_data
 
     cfg = load_params("safebranch", SafeBranchConfig)
     splits = Path("data/household/splits")
     data, _ = load_data(cfg, Path("data/branches/final"), Path("data/rollouts"), splits)
-    tasks = {s: load_task_dir(splits / s)[0] for s in ("dev", "test")}
+    evaluators = {s: dev_evaluator(splits / s) for s in ("dev", "test")}  # the stage's, with per-task outcomes
     out.mkdir(parents=True, exist_ok=True)
     for seed in seeds:
         for variant, rows in VARIANTS.items():
-            def evaluate(actor: Any, variant: str = variant, seed: int = seed) -> dict[str, float]:
-                row: dict[str, Any] = {"variant": variant, "seed": seed}
-                for split, ts in tasks.items():
-                    m, results = evaluate_actor(ts, actor)
-                    row[split] = {"sr": float(m["eval/sr"]), "ssr": float(m["eval/ssr"]),
-                                  "success": [int(r.success) for r in results],
-                                  "safe_success": [int(r.safe_success) for r in results]}
-                evaluate.rows.append(row)  # type: ignore[attr-defined]
-                return {"sr": row["dev"]["sr"], "ssr": row["dev"]["ssr"]}
+            points: list[dict[str, Any]] = []
 
-            evaluate.rows = []  # type: ignore[attr-defined]
+            def evaluate(actor: Any, points: list[dict[str, Any]] = points) -> dict[str, Any]:
+                points.append({split: ev(actor) for split, ev in evaluators.items()})
+                return points[-1]["dev"]  # the Selector sees dev only
+
             res = train_sft(Path("models/bootstrap_actor/model"), data[rows], out / f"{variant}_seed{seed}",
                             dict(cfg.sft), seed, evaluate=evaluate, eval_every=every)
             with (out / "curves.jsonl").open("a") as f:
-                for point, row in zip(res.curve, evaluate.rows, strict=True):  # type: ignore[attr-defined]
-                    f.write(json.dumps({**row, "step": point["step"]}) + "\n")
+                for point, row in zip(res.curve, points, strict=True):
+                    f.write(json.dumps({"variant": variant, "seed": seed, "step": point["step"], **row}) + "\n")
             print(variant, seed, [(p["step"], round(p["sr"], 3), round(p["ssr"], 3)) for p in res.curve], flush=True)
+
+
+def t_interval(x: Any, level: float = 0.95) -> tuple[float, float]:
+    """(mean, half-width of the Student-t interval) over seeds; the half-width is nan for one seed."""
+    import numpy as np
+    from scipy.stats import t
+
+    x = np.asarray(x, dtype=float)
+    if len(x) < 2:
+        return float(x.mean()), float("nan")
+    return float(x.mean()), float(t.ppf((1 + level) / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
 
 
 def analyse(out: Path) -> None:
     import numpy as np
     from scipy.stats import spearmanr
 
-    from embodied_safety.evaluation.selection import pick_checkpoint, select
+    from embodied_safety.evaluation.selection import OUTCOMES, pick_checkpoint, select
 
     rows = [json.loads(line) for line in (out / "curves.jsonl").read_text().splitlines()]
     base = [r for r in rows if r["step"] == 0]  # every run's first point is the bootstrap actor itself
@@ -71,7 +75,7 @@ def analyse(out: Path) -> None:
                 continue
             dev = [{"sr": p["dev"]["sr"], "ssr": p["dev"]["ssr"], "i": i} for i, p in enumerate(pts)]
             rho = spearmanr([p["dev"]["sr"] for p in pts], [p["test"]["sr"] for p in pts]).statistic
-            outs = [{"sr": p["dev"]["success"], "ssr": p["dev"]["safe_success"]} for p in pts]
+            outs = [p["dev"][OUTCOMES] for p in pts]
             picks = {"rule, strictly better (stop 29)": select(dev, floor)[0]["i"],  # type: ignore[index]
                      "rule, ties to the latest (McNemar)": pick_checkpoint(list(zip(dev, outs, strict=True)), floor)[0],
                      "max dev SSR, no floor": select(dev, None)[0]["i"],  # type: ignore[index]
@@ -81,17 +85,13 @@ def analyse(out: Path) -> None:
                 table.setdefault((variant, rule), []).append((pts[i]["test"]["sr"], pts[i]["test"]["ssr"]))
             print(f"{variant} seed {seed}: {len(pts)} checkpoints, Spearman(dev SR, test SR) = {rho:+.2f}; picks "
                   + ", ".join(f"{k}: step {pts[i]['step']:.0f}" for k, i in picks.items()))
-    from scipy.stats import t as student
-
     new, old = "rule, ties to the latest (McNemar)", "rule, strictly better (stop 29)"
     for variant in VARIANTS:
-        if (variant, new) not in table:
-            continue
-        d = np.array(table[(variant, new)]) - np.array(table[(variant, old)])
-        half = student.ppf(0.975, len(d) - 1) * d.std(axis=0, ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan * d[0]
-        print(f"{variant}: ties-to-latest - strictly-better, paired over {len(d)} seeds (95 % t): test dSR "
-              f"{d[:, 0].mean():+.3f} [{d[:, 0].mean() - half[0]:+.3f}, {d[:, 0].mean() + half[0]:+.3f}], dSSR "
-              f"{d[:, 1].mean():+.3f} [{d[:, 1].mean() - half[1]:+.3f}, {d[:, 1].mean() + half[1]:+.3f}]")
+        if (variant, new) in table:
+            d = np.array(table[(variant, new)]) - np.array(table[(variant, old)])  # [seed, (SR, SSR)]
+            (sr, sr_h), (ssr, ssr_h) = (t_interval(d[:, j]) for j in range(2))
+            print(f"{variant}: ties-to-latest - strictly-better, paired over {len(d)} seeds (95 % t): test dSR "
+                  f"{sr:+.3f} [{sr - sr_h:+.3f}, {sr + sr_h:+.3f}], dSSR {ssr:+.3f} [{ssr - ssr_h:+.3f}, {ssr + ssr_h:+.3f}]")
     print("\n| variant | rule | test SR (mean ± std) | test SSR (mean ± std) | seeds |\n|---|---|---|---|---|")
     for (variant, rule), vals in table.items():
         a = np.array(vals)

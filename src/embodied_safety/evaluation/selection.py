@@ -43,6 +43,7 @@ def select(points: Sequence[P], sr_floor: float | None) -> tuple[P | None, bool]
 ALPHA = 0.05  # one-sided: "the best is better than this checkpoint" needs p < ALPHA
 #: an evaluator may add this key to its metrics: {"sr": [0/1 per dev task], "ssr": [...]} (same task order each time)
 OUTCOMES = "outcomes"
+Outcomes = Mapping[str, Sequence[int]]
 
 
 def metrics_only(evaluated: Mapping[str, object]) -> dict[str, float]:
@@ -59,9 +60,8 @@ def mcnemar_p(wins: int, losses: int) -> float:
     return 1.0 if n == 0 else sum(comb(n, k) for k in range(wins, n + 1)) / 2 ** n
 
 
-def not_worse(point: Mapping[str, float], outcomes: Mapping[str, Sequence[int]] | None,
-              best: Mapping[str, float], best_outcomes: Mapping[str, Sequence[int]] | None,
-              sr_floor: float | None, alpha: float = ALPHA) -> bool:
+def not_worse(point: Mapping[str, float], outcomes: Outcomes | None, best: Mapping[str, float],
+              best_outcomes: Outcomes | None, sr_floor: float | None, alpha: float = ALPHA) -> bool:
     """Is ``point`` a tie with ``best`` (the top point by :func:`rank`) given the dev split's noise?
 
     Both on the same side of the floor, and ``best`` not significantly better on the metric that side ranks by
@@ -78,9 +78,6 @@ def not_worse(point: Mapping[str, float], outcomes: Mapping[str, Sequence[int]] 
     wins = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
     losses = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
     return mcnemar_p(wins, losses) >= alpha
-
-
-Outcomes = Mapping[str, Sequence[int]]
 
 
 def pick_checkpoint(points: Sequence[tuple[Mapping[str, float], Outcomes | None]],

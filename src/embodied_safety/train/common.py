@@ -25,7 +25,7 @@ from typing import Any
 
 from ..actors.hf import PROFILE_FILE, HFActor, read_profile
 from ..actors.trl_cpu import compact_on_cpu
-from ..evaluation.selection import OUTCOMES, pick_checkpoint, qualifies
+from ..evaluation.selection import OUTCOMES, Outcomes, pick_checkpoint, qualifies
 
 Log = Callable[[dict[str, float], int], None]
 # critic-free actor -> {"sr", "ssr", "srec", ...}, optionally selection.OUTCOMES: per-task 0/1 lists
@@ -85,7 +85,7 @@ class Selector:
     curve: list[dict[str, float]] = field(default_factory=list)
     best: dict[str, float] | None = None
     top: dict[str, float] | None = None
-    _candidates: list[tuple[dict[str, float], Any]] = field(default_factory=list)  # (point, per-task outcomes)
+    _candidates: list[tuple[dict[str, float], Outcomes | None]] = field(default_factory=list)
     _state: dict[str, Any] | None = None
 
     def step(self, model: Any, step: int, final: bool = False) -> None:
