@@ -62,7 +62,7 @@ def test_dvc_repro_fresh_copy(tmp_path, flow_env):
 def test_a_fresh_copy_reproduces_the_committed_lock_for_the_first_stages(tmp_path, flow_env):
     """The committed `dvc.lock` is a fresh clone's `make demo`: re-running its first stages from nothing (the
     committed params, no cache) writes outputs with exactly the hashes the lock records (issue 19; the whole DAG
-    was compared by hand, docs/operations.md)."""
+    was compared from fresh clones, README "Budget and time")."""
     from tests.conftest import ROOT
 
     repo = tmp_path / "repo"
