@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -31,11 +32,20 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _api(url: str, body: dict | None = None) -> object:
+def _api(url: str, body: dict | None = None, attempts: int = 6) -> object:
+    """One REST call; a 503 / 429 (the SQLite store is busy, e.g. while the scheduler writes the cron schedule's runs)
+    is retried with backoff, as Prefect's own client does (PREFECT_CLIENT_MAX_RETRIES)."""
     req = urllib.request.Request(url, data=json.dumps(body).encode() if body is not None else None,
                                  headers={"Content-Type": "application/json"}, method="POST" if body is not None else "GET")
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        return json.loads(resp.read())
+    for attempt in range(attempts):
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as e:
+            if e.code not in (429, 503) or attempt == attempts - 1:
+                raise
+            time.sleep(2 ** attempt)
+    raise AssertionError("unreachable")
 
 
 @pytest.fixture

@@ -85,12 +85,12 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
         envs=envs, hyper={"dubins": {"critic_hidden": [32, 32], "critic_batch_size": 64, "delta": 0.2}},
         cpu={"dubins": {"total_steps": 512, "num_envs": 8, "rollout_steps": 32, "critic_tau": 0.05,
                           "critic_steps_per_iter": 8}},
-        runs={"dubins": ["ppo", "ppo_lag", "gated", "gated_gt", "penalty", "gated_dpg", "gated_mixed",
-                         "gated_selective_recovery"]}, seeds={"dubins": [0]},
+        # the stage's bookkeeping on pixels; every method / safety step trains in tests/unit/test_ppo_loop.py
+        runs={"dubins": ["ppo", "ppo_lag", "gated", "gated_gt", "gated_selective_recovery"]}, seeds={"dubins": [0]},
         delta_sweep={"dubins": [0.0, 0.2]}, warmup={"regress": 10, "td": 10}, eval_episodes={"dubins": 16},
         tracking=tracking)
     out = sp.shield_ppo(ppo_cfg, env="dubins", out_root=d / "ppo", models_root=m / "ppo")
-    for run in ("ppo", "ppo_lag", "gated", "gated_gt", "penalty", "gated_dpg", "gated_mixed", "gated_selective_recovery"):
+    for run in ("ppo", "ppo_lag", "gated", "gated_gt", "gated_selective_recovery"):
         assert 0.0 <= out[f"dubins/{run}/sr"] <= 1.0 and out[f"dubins/{run}/csc"] >= 0.0
     assert {"dubins/delta0/csc", "dubins/delta0.2/csc", "dubins/gated/grad_agreement"} <= set(out)
     tables = (d / "ppo" / "dubins" / "tables.md").read_text()
@@ -102,7 +102,7 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
     assert set(checks) == {"rubric/policy_mean", "gt/policy_mean", "rubric/best"}
     assert all(0.0 <= c["best_candidate_agreement"] <= 1.0 for c in checks.values())
     assert "Offline gate check" in tables and "dubins/gate_check/rubric/best/infeasible_frac" in out
-    assert len(rows) == 9 and {r["run"] for r in rows if r["eval"].get("color")} == {"ppo_lag", "gated"}
+    assert len(rows) == 6 and {r["run"] for r in rows if r["eval"].get("color")} == {"ppo_lag", "gated"}
     assert all(len(r["history"]) == 2 for r in rows)  # 512 steps / (8 envs x 32 steps)
     assert (m / "ppo" / "dubins" / "critic" / "critic.safetensors").is_file()
     from mlflow import MlflowClient

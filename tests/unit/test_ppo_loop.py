@@ -73,10 +73,13 @@ def test_one_iteration_step_by_step_keeps_the_books() -> None:
         run.close()
 
 
-@pytest.mark.parametrize("method", ["ppo_lag", "gated"])
-def test_train_two_iterations(method: str) -> None:
+@pytest.mark.parametrize(("method", "safety_update"), [("ppo_lag", "advantage"), ("gated", "advantage"),
+                                                       ("gated", "dpg"), ("gated", "mixed"), ("penalty", "advantage")])
+def test_train_two_iterations(method: str, safety_update: str) -> None:
+    """Every PPO method and safety step of the stage's run matrix (``rl.runs.RUNS``) trains end to end here, on the
+    state policy; the Dubins-VL stage test runs only a few of them on pixels."""
     torch.manual_seed(0)
-    cfg = _cfg(method=method, rollout_steps=64, total_steps=512)
+    cfg = _cfg(method=method, safety_update=safety_update, rollout_steps=64, total_steps=512)
     logged: list[int] = []
     res = train(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg,
                 log=lambda m, it: logged.append(it), progress=None)
@@ -86,10 +89,10 @@ def test_train_two_iterations(method: str) -> None:
         assert all(math.isfinite(row[k]) for k in ("approx_kl", "pg_loss", "dual", "seconds"))
         if method == "gated":
             assert 0.0 <= row["infeasible_frac"] <= 1.0 and math.isfinite(row["critic_loss"])
-        else:
+        elif method == "ppo_lag":
             assert "infeasible_frac" not in row and row["dual"] >= 0.0
     assert sum(r["episodes"] for r in res.history) >= cfg.num_envs  # 128 steps: every slot finished one
-    assert (res.critic is not None) == (method == "gated")
+    assert (res.critic is not None) == (method in ("gated", "penalty"))
 
 
 @pytest.mark.parametrize("shared", [True, False])
