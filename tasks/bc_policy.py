@@ -15,6 +15,7 @@ from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.config.bc_policy import BCPolicyConfig
 from embodied_safety.io import without_run_facts, write_json
+from embodied_safety.threads import set_torch_threads
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
 EVAL_BASE = 1000
@@ -33,7 +34,7 @@ def train_bc_task(env: str, demos_path: Path, cfg: BCPolicyConfig, out: Path) ->
     from embodied_safety.shield.policy.rollouts import evaluate_policy
     from embodied_safety.shield.policy.visuomotor import policy_for_env
 
-    torch.set_num_threads(cfg.threads)
+    set_torch_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     make_env, make_vec = env_factories(env)
     probe = make_env()

@@ -7,6 +7,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# pytest-xdist workers share the cores: each gets cores // workers intra-op threads (torch's default, and the cap on
+# every config's request: embodied_safety.threads), inherited by the stages they start. Two workers with two
+# OpenMP threads each on 2 cores spin against each other (a critic test pair: 57 s instead of 16 s).
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdigit():
+    os.environ.setdefault("OMP_NUM_THREADS",
+                          str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..config.shared import ModelShape
 from ..envs.household.suite.catalog import CATALOG
+from ..threads import set_torch_threads
 from .bootstrap_data import Example
 from .hf import PROFILE_FILE
 from .trl_cpu import compact_on_cpu, trainer_with_sampler
@@ -125,11 +126,10 @@ def train_bootstrap_actor(examples: Sequence[Example], out_dir: str | os.PathLik
                           train: TrainSettings, log: Callable[[dict[str, float], int], None] | None = None,
                           max_new_tokens: int = 16) -> dict[str, float]:
     """Train and save an HF model dir (safetensors, tokenizer, chat template, generation config)."""
-    import torch
     from transformers import TrainerCallback
     from trl import SFTConfig, SFTTrainer
 
-    torch.set_num_threads(train.threads)
+    set_torch_threads(train.threads)
     compact_on_cpu()  # score only the completion positions (trl_cpu.py)
     out_dir = Path(out_dir)
     tokenizer = train_tokenizer(vocabulary_texts(examples))

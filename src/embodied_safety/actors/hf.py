@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import require_package
+from ..threads import set_torch_threads
 from .prompts import PromptStyle
 
 PROFILE_FILE = "embodied_safety.json"
@@ -40,7 +41,7 @@ class HFActor:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if threads:
-            torch.set_num_threads(threads)
+            set_torch_threads(threads)
         self.name = str(model)
         tokenizer = AutoTokenizer.from_pretrained(model)
         loaded = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32)

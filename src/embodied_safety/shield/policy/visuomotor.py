@@ -44,6 +44,7 @@ import torch
 from torch import Tensor, nn
 
 from ...io import replace_dir, scratch_dir, write_json
+from ...threads import set_torch_threads
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -452,7 +453,7 @@ def benchmark(batch: int = 64, sizes: Sequence[int] = (84, 96), action_dim: int 
     """Parameter count and CPU forward / forward+backward time (median ms) per frame size (docs numbers)."""
     from functools import partial
 
-    torch.set_num_threads(threads)
+    set_torch_threads(threads)
     rows = []
     for size in sizes:
         torch.manual_seed(0)

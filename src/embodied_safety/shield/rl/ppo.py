@@ -36,6 +36,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ...threads import set_torch_threads
 from ..costs.margins import MarginKind, MarginSource
 from ..policy.visuomotor import clipped_gaussian_log_prob, gaussian_entropy
 from .critic import CriticConfig, CriticTrainer, FeatureReplay, ReplayBuffer, SafetyCritic, best_of
@@ -324,7 +325,7 @@ class GatedPPO:
     def __init__(self, policy: Any, env: str, margin: MarginSource, cfg: PPOConfig,
                  critic: SafetyCritic | None = None) -> None:
         torch.manual_seed(cfg.seed)
-        torch.set_num_threads(cfg.threads)
+        set_torch_threads(cfg.threads)
         self.policy, self.margin, self.cfg = policy, margin, cfg
         self.gen = torch.Generator().manual_seed(cfg.seed)
         self.vec = TrainVec(env, cfg.num_envs, seed=10_000 * (cfg.seed + 1), obs=cfg.obs)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from ...threads import set_torch_threads
 from ..costs.margins import MarginSource
 from ..policy.state import StatePolicy, StatePolicyConfig
 from ..policy.visuomotor import clipped_gaussian_log_prob
@@ -204,7 +205,7 @@ def run_one(run: str, seed: int, policy: StatePolicy, critics: dict[str, SafetyC
 
 def compare(cfg: StateControlConfig, runs: Sequence[str], seeds: Sequence[int]) -> dict[str, Any]:
     """One start policy and one warm critic per target, then every (run, seed)."""
-    torch.set_num_threads(cfg.threads)
+    set_torch_threads(cfg.threads)
     t0 = time.perf_counter()
     policy = bc_policy(cfg)
     start = start_rollouts(policy, cfg)
@@ -245,7 +246,7 @@ def check(cfg: StateControlConfig) -> dict[str, Any]:
     """:func:`.gate_check.gate_check` of a critic warmed with each target on the start policy's rollouts."""
     from .gate_check import gate_check
 
-    torch.set_num_threads(cfg.threads)
+    set_torch_threads(cfg.threads)
     policy = bc_policy(cfg)
     start = start_rollouts(policy, cfg)
     out: dict[str, Any] = {"config": cfg.as_dict(), "start_policy": evaluate(policy, cfg.eval_episodes)}
