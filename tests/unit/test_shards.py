@@ -165,3 +165,25 @@ def test_task_content_and_rollout_code_are_part_of_the_shard_key(tmp_path):
         (root / path).write_text((root / path).read_text() + "\nX = 1\n")
         changed = shard_specs(ts, "train", [1.0], 0, "a", SETTINGS, code=code_key(*ROLLOUT_CODE, root=root))
         assert not {s.id for s in changed} & {s.id for s in base}
+
+
+def test_a_code_or_actor_change_reruns_a_shard_with_the_same_random_numbers(tmp_path):
+    """The seed comes from what is sampled (task, split, temperature, stage seed): a new code key or actor is a new
+    shard (id) drawn with the same numbers, so behaviour-neutral code changes reproduce the trajectory."""
+    import dataclasses
+
+    ts = tasks()
+    by_name = {c.name: c for c in ts}
+    base = shard_specs(ts, "train", [1.0], 0, "sampler", SETTINGS)
+    moved = [dataclasses.replace(s, code="another-code-key", actor="another-actor") for s in base]
+    assert all(a.id != b.id and a.rng_seed == b.rng_seed for a, b in zip(base, moved, strict=True))
+    assert len({s.rng_seed for s in base}) == len(base)  # one stream per task
+    other_t = shard_specs(ts, "train", [0.7], 0, "sampler", SETTINGS)
+    other_seed = shard_specs(ts, "train", [1.0], 1, "sampler", SETTINGS)
+    assert not {s.rng_seed for s in base} & {s.rng_seed for s in other_t + other_seed}
+    first, second = ShardStore(tmp_path / "a"), ShardStore(tmp_path / "b")
+    collect_chunk(base, by_name, SeededSampler(), SETTINGS, first)
+    collect_chunk(moved, by_name, SeededSampler(), SETTINGS, second)
+    steps = [[(s.action, s.ok) for s in t.steps] for t in first.load(base)]
+    assert steps == [[(s.action, s.ok) for s in t.steps] for t in second.load(moved)]
+    assert len({tuple(t) for t in steps}) > 1  # the sampler does sample
