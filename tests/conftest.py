@@ -8,10 +8,8 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
 # pytest-xdist workers share the cores: each gets cores // workers intra-op threads (torch's default, and the cap on
-# every config's request: embodied_safety.threads). Two workers with two OpenMP threads each on 2 cores spin
-# against each other (a critic test pair: 57 s instead of 16 s). The stages a test starts as subprocesses (DVC,
-# deployments) run while their test waits, so they keep the default (subprocess_env drops the cap we set).
-OUR_THREAD_CAP = "OMP_NUM_THREADS" not in os.environ
+# every config's request: embodied_safety.threads), inherited by the stages they start. Two workers with two
+# OpenMP threads each on 2 cores spin against each other (a critic test pair: 57 s instead of 16 s).
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdigit():
     os.environ.setdefault("OMP_NUM_THREADS",
                           str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
@@ -41,8 +39,6 @@ def subprocess_env(test_server: bool = False) -> dict[str, str]:
     subprocess (a CLI, a DVC stage) reports there instead of starting a temporary server of its own (20-50 s of
     start-up and migrations each)."""
     env = dict(os.environ)
-    if OUR_THREAD_CAP:
-        env.pop("OMP_NUM_THREADS", None)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     if test_server:
