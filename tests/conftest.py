@@ -33,26 +33,19 @@ def prefect_harness():
         yield
 
 
-def subprocess_env(test_server: bool = False) -> dict[str, str]:
-    """Environment for subprocesses: the venv's bin first on PATH (DVC stages call `python`); with ``test_server``
-    pointed at the session's test Prefect server (``prefect_harness`` must be active), so a flow run in a
-    subprocess (a CLI, a DVC stage) reports there instead of starting a temporary server of its own (20-50 s of
-    start-up and migrations each)."""
+@pytest.fixture
+def venv_env():
+    """Environment for subprocesses: the venv's bin first on PATH (DVC stages call `python`)."""
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
-    if test_server:
-        from prefect.settings import PREFECT_API_URL
-
-        env["PREFECT_API_URL"] = str(PREFECT_API_URL.value())
     return env
 
 
 @pytest.fixture
-def venv_env():
-    return subprocess_env()
+def flow_env(venv_env, prefect_harness):
+    """``venv_env`` pointed at the session's test Prefect server: a flow run in a subprocess (a CLI, a DVC stage)
+    reports there instead of starting a temporary server of its own (20-50 s of start-up and migrations each)."""
+    from prefect.settings import PREFECT_API_URL
 
-
-@pytest.fixture
-def flow_env(prefect_harness):
-    return subprocess_env(test_server=True)
+    return {**venv_env, "PREFECT_API_URL": str(PREFECT_API_URL.value())}
