@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# `make demo`: `dvc repro` with one Prefect server for every stage, then the metrics.
+# `make demo`: `dvc repro` with one Prefect server for every stage, then the metrics. With no arguments the DAG's
+# independent parts run side by side (deployments/parallel_repro.py: a git worktree per extra lane sharing the DVC
+# cache; the closing `dvc repro` takes their outputs from DVC's run-cache).
 #   deployments/demo.sh [dvc repro args...]
 # Run alone, each stage (`python -m flows.<stage>`) starts a temporary Prefect server of its own: 15-20 s per
 # stage on 2 cores, and on a loaded machine the start can run past Prefect's start-up timeout. Here one server
@@ -30,5 +32,9 @@ if [[ -z "${PREFECT_API_URL:-}" ]]; then
   done
   echo " ok (${SECONDS} s)"
 fi
-dvc repro "$@"
+if (( $# )); then
+  dvc repro "$@"
+else  # the DAG's independent parts side by side, then one closing `dvc repro` (deployments/parallel_repro.py)
+  python deployments/parallel_repro.py --status - <<<"$status"
+fi
 python deployments/metrics_show.py  # `dvc metrics show` prints the same numbers as one very wide table
