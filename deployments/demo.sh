@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `make demo`: `dvc repro` with one Prefect server for every stage, then the metrics. With no arguments the DAG's
-# independent parts run side by side (deployments/parallel_repro.py: a git worktree per extra lane sharing the DVC
-# cache; the closing `dvc repro` takes their outputs from DVC's run-cache).
+# `make demo`: `dvc repro` with one Prefect server for every stage, then the metrics. Stages run with 2 torch threads
+# (OMP_NUM_THREADS) whatever the core count; with 4+ cores the DAG's independent parts run side by side
+# (deployments/parallel_repro.py: a git worktree per extra lane sharing the DVC cache).
 #   deployments/demo.sh [dvc repro args...]
 # Run alone, each stage (`python -m flows.<stage>`) starts a temporary Prefect server of its own: 15-20 s per
 # stage on 2 cores, and on a loaded machine the start can run past Prefect's start-up timeout. Here one server
@@ -32,9 +32,7 @@ if [[ -z "${PREFECT_API_URL:-}" ]]; then
   done
   echo " ok (${SECONDS} s)"
 fi
-if (( $# )); then
-  dvc repro "$@"
-else  # the DAG's independent parts side by side, then one closing `dvc repro` (deployments/parallel_repro.py)
-  python deployments/parallel_repro.py --status - <<<"$status"
-fi
+# stages run with pinned torch threads (their results depend on it); with arguments a plain `dvc repro "$@"`; without,
+# the DAG's independent parts side by side when the cores allow (one lane on 2 cores: a plain `dvc repro`)
+python deployments/parallel_repro.py --status - "$@" <<<"$status"
 python deployments/metrics_show.py  # `dvc metrics show` prints the same numbers as one very wide table

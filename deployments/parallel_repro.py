@@ -12,12 +12,18 @@ A part stays here when it cannot move: a persistent output (the rollout shard st
 input outside the repository (a relative path such as ``../shared`` means something else in a worktree).
 Parts go to lanes largest first (by stages to run), each to the lane with the least work so far.
 
-    python deployments/parallel_repro.py [--lanes N] [--dry-run] [--status FILE|-]
+Lanes = cores // threads per stage. Every stage runs torch with ``OMP_NUM_THREADS`` threads (2 by default:
+torch's CPU results depend on the thread count, measured, and the committed ``dvc.lock`` was made with 2), so
+on a 2-core machine there is one lane and this is a plain ``dvc repro``. Two lanes on 2 cores were measured
+slower than one (a fresh clone's ``make demo``: 32 min 4 s against 27 min 19 s; each lane took about twice its
+time alone: the stages already use both cores). Waiting OpenMP threads sleep (``OMP_WAIT_POLICY=PASSIVE``)
+instead of spinning: two processes with 2 threads each on 2 cores otherwise slow each other about 3x.
 
-``--lanes``: lanes including this workspace (default: the number of cores, at most 2 on a 2-core machine).
+    python deployments/parallel_repro.py [--lanes N] [--dry-run] [--status FILE|-] [dvc repro args...]
+
+With ``dvc repro`` arguments (targets, ``-f``, ...) it runs one plain ``dvc repro`` with them.
+
 ``--status``: the JSON of ``dvc status --json`` when the caller already has it (saves ~10 s).
-Torch's OpenMP threads sleep instead of spinning while they wait (``OMP_WAIT_POLICY=PASSIVE``): two lanes
-each running 2 threads on 2 cores otherwise slow each other ~3x; alone it costs nothing measurable.
 """
 
 from __future__ import annotations
@@ -98,6 +104,21 @@ def assign(todo: list[Part], lanes: int) -> list[list[Part]]:
     return plan
 
 
+#: threads per stage when OMP_NUM_THREADS is unset (the committed dvc.lock was made with 2)
+STAGE_THREADS = 2
+
+
+def stage_env() -> dict[str, str]:
+    """The environment every stage runs in: pinned intra-op threads, sleeping OpenMP waits."""
+    return {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS") or str(STAGE_THREADS),
+            "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY") or "PASSIVE"}
+
+
+def default_lanes() -> int:
+    threads = int(stage_env()["OMP_NUM_THREADS"]) if stage_env()["OMP_NUM_THREADS"].isdigit() else STAGE_THREADS
+    return max(1, (os.cpu_count() or 1) // max(threads, 1))
+
+
 def _git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
@@ -145,7 +166,7 @@ def _targets(lane: list[Part]) -> list[str]:
 
 
 def run(root: Path, plan: list[list[Part]], joins: list[str]) -> int:
-    env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    env = stage_env()
     started = time.monotonic()
     away = [(i, lane) for i, lane in enumerate(plan) if i > 0 and lane]
     procs = []
@@ -183,11 +204,18 @@ def run(root: Path, plan: list[list[Part]], joins: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--lanes", type=int, default=min(os.cpu_count() or 1, 2))
+    parser.add_argument("--lanes", type=int, default=default_lanes(), help="lanes including this workspace "
+                        "(default: cores // OMP_NUM_THREADS, 1 on a 2-core machine)")
     parser.add_argument("--status", help="the JSON of `dvc status --json` (a file, or - for stdin)")
     parser.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
-    args = parser.parse_args(argv)
+    args, repro_args = parser.parse_known_args(argv)
     root = Path.cwd()
+    if repro_args:  # targets or options for dvc: one plain repro (in the stages' environment)
+        return subprocess.run(["dvc", "repro", *repro_args], cwd=root, env=stage_env()).returncode
+    if args.lanes <= 1 and not args.dry_run:
+        print(f"one lane (cores {os.cpu_count()}, {stage_env()['OMP_NUM_THREADS']} threads per stage): dvc repro",
+              flush=True)
+        return subprocess.run(["dvc", "repro"], cwd=root, env=stage_env()).returncode
     if args.status:
         text = sys.stdin.read() if args.status == "-" else Path(args.status).read_text()
     else:

@@ -93,3 +93,17 @@ def test_a_failing_lane_s_stages_run_here(tmp_path, venv_env):
     assert "[lane 1] FAILED" in proc.stdout
     assert "Running stage 'a2'" in proc.stdout.split("closing repro")[1]
     assert "up to date" in sh(["dvc", "status"], repo, env).lower()
+
+
+def test_one_lane_is_a_plain_repro_with_pinned_threads(tmp_path, venv_env):
+    env = {**venv_env, "DVC_NO_ANALYTICS": "1"}
+    env.pop("OMP_NUM_THREADS", None)
+    repo = tmp_path / "repo"
+    make_repo(repo, env)
+    spec = yaml.safe_load((repo / "dvc.yaml").read_text())  # a1 records the thread count its process saw
+    spec["stages"]["a1"]["cmd"] = "echo $OMP_NUM_THREADS > threads.txt && " + spec["stages"]["a1"]["cmd"]
+    (repo / "dvc.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    out = sh([sys.executable, str(SCRIPT), "--lanes", "1"], repo, env)
+    assert "one lane" in out and "Running stage 'a1'" in out and "[lane" not in out
+    assert (repo / "threads.txt").read_text().strip() == "2"
+    assert "up to date" in sh(["dvc", "status"], repo, env).lower()
