@@ -17,6 +17,7 @@ import dataclasses
 import json
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -86,6 +87,28 @@ def table(out: Path) -> str:
         mins = statistics.mean(x["train/seconds"] for x in m) / 60
         lines.append(f"| {name} | {','.join(str(r['seed']) for r in rows)} | {m[0]['train/params'] / 1e6:.2f} M "
                      f"| {mins:.1f} | {splits} |")
+    return "\n".join(lines) + "\n\n" + paired(groups)
+
+
+def paired(groups: dict[str, list[dict]], base: str = "base") -> str:
+    """Each variant minus ``base`` on the seeds both ran: mean difference and 95 % Student-t interval over seeds."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from experiments.dev_selection import t_interval
+
+    ref = {r["seed"]: r["metrics"] for r in groups.get(base, [])}
+    lines = [f"| variant - {base} | seeds | " + " | ".join(f"{s} ΔSR / ΔSSR" for s in SPLITS) + " |",
+             "|---|---|" + "---|" * len(SPLITS)]
+    for name, rows in groups.items():
+        seeds = sorted(r["seed"] for r in rows if r["seed"] in ref)
+        if name == base or not seeds:
+            continue
+        mine = {r["seed"]: r["metrics"] for r in rows}
+
+        def cell(key: str, mine: dict = mine, seeds: list = seeds) -> str:
+            mean, half = t_interval([mine[s][key] - ref[s][key] for s in seeds])
+            return f"{mean:+.3f}" + ("" if half != half else f" [{mean - half:+.3f}, {mean + half:+.3f}]")
+        lines.append(f"| {name} | {','.join(map(str, seeds))} | "
+                     + " | ".join(f"{cell(f'{s}/sr')} / {cell(f'{s}/ssr')}" for s in SPLITS) + " |")
     return "\n".join(lines)
 
 
