@@ -72,3 +72,23 @@ def test_sft_mixture_option_control_variant_and_extra_pairs():
     assert sets["pairs"] == sets["pairs_fb"] == sets["pairs_judged"] == pair + extra
     assert datasets(pair, pair, sft, replay, [], [], golden=golden, sft_data="corrected_episodes")["sft"] == sft + replay
     assert RECIPES["golden_replay_only"][0].data == "golden"
+
+
+def test_replay_with_extra_objects_adds_the_bootstrap_actors_augmented_copies():
+    from embodied_safety.envs.household.suite.augment import AugmentSettings, augment_tasks
+    from embodied_safety.train.study import replay_tasks
+
+    assert [t.name for t in replay_tasks([PLAIN, CONTRAST], 0)] == [PLAIN.name, CONTRAST.name]
+    tasks = replay_tasks([PLAIN, CONTRAST], 1)
+    copies = tasks[2:]
+    # the same copies the bootstrap actor trained on (its augmentation, default seed)
+    same = augment_tasks([PLAIN, CONTRAST], AugmentSettings(extra_copies=1))[0]
+    assert tasks[:2] == [PLAIN, CONTRAST] and [c.name for c in copies] == [c.name for c in same]
+    assert len(copies) == 2 and all(len(c.task.object_list) > len(o.task.object_list)
+                                    for c, o in zip(copies, (PLAIN, CONTRAST), strict=True))
+    rows = golden_replay(tasks)
+    augmented = [r for r in rows if r["task"] == copies[0].name]
+    # the plan is the original's; the context lists the extra objects
+    assert [r["messages"][1]["content"] for r in augmented] == [s.action for s in copies[0].task.example_planning]
+    extra = set(copies[0].task.object_list) - set(PLAIN.task.object_list)
+    assert extra and all(o in augmented[0]["messages"][0]["content"] for o in extra)

@@ -46,6 +46,9 @@ class SafeBranchConfig:
     # SFT replay (D.5): golden_replay = the golden plan of every train task; corrected_episodes = the critic-
     # corrected episodes that ended safe and successful (the earlier default)
     sft_data: str = "golden_replay"
+    # copies of each train task with 1-2 neutral extra objects in the golden replay (the bootstrap actor's
+    # augmentation, same seed: envs/household/suite/augment.py), so SFT keeps the base's OOD object binding
+    replay_extra_objects: int = 0
     # extra cue-free BranchPO pairs (branch.golden): after_repair (next plan action / DONE() over a repeat of
     # the safety action), contrast (a contrast task's plan step over the safety step it makes unnecessary)
     branchpo_pairs: tuple[str, ...] = ("after_repair", "contrast")

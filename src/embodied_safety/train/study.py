@@ -9,14 +9,15 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..actors.hf import HFActor
 from ..branch.golden import extra_pairs, golden_replay
 from ..config.safebranch import SafeBranchConfig
-from ..envs.household.env import load_task_dir
+from ..envs.household.env import CompiledTask, load_task_dir
+from ..envs.household.suite.augment import AugmentSettings, augment_tasks
 from ..evaluation.household_metrics import per_risk_counts
 from ..evaluation.plots import plot_per_risk, plot_series
 from ..evaluation.selection import OUTCOMES
@@ -35,12 +36,21 @@ TRAINERS = {"sft": train_sft, "branchpo": train_branchpo, "trajectory_dpo": trai
 Evaluation = tuple[dict[str, float], dict[str, dict], dict[str, dict]]
 
 
+def replay_tasks(train_tasks: Sequence[CompiledTask], extra_objects: int) -> list[CompiledTask]:
+    """The tasks the golden replay covers: every train task, plus ``extra_objects`` copies of each with 1-2 neutral
+    extra objects, made exactly as the bootstrap actor's (``augment_tasks`` with its default seed 0)."""
+    if extra_objects <= 0:
+        return list(train_tasks)
+    return [*train_tasks, *augment_tasks(train_tasks, AugmentSettings(extra_copies=extra_objects))[0]]
+
+
 def load_data(cfg: SafeBranchConfig, pairs_dir: Path, rollouts: Path, splits: Path) -> tuple[dict[str, list[dict]], list]:
     """The named data sets of every variant (``variants.datasets``) and the extra BranchPO pairs."""
     pairs = read_jsonl(pairs_dir / "pairs.jsonl")
     safe = read_jsonl(pairs_dir / "safe_episodes.jsonl")
     train_tasks = load_task_dir(splits / cfg.train_split)[0]
-    golden = golden_replay(train_tasks) if cfg.sft_data == "golden_replay" or "golden_replay_only" in cfg.variants else []
+    golden = (golden_replay(replay_tasks(train_tasks, cfg.replay_extra_objects))
+              if cfg.sft_data == "golden_replay" or "golden_replay_only" in cfg.variants else [])
     raw_path = pairs_dir.parent / "raw" / "raw.jsonl"  # the final pairs' branches (prefix actions) for after-repair pairs
     final_ids = {p["pair_id"] for p in pairs}
     repaired = [b for b in (RawBranch.from_json(r) for r in (read_jsonl(raw_path) if raw_path.exists() else []))
