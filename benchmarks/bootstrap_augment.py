@@ -4,9 +4,11 @@ One run = the ``bootstrap_actor`` stage's data, training and critic-free T = 0 e
 no registry) with ``params.yaml``'s ``bootstrap_actor`` section plus ``--set`` overrides, evaluated
 on test, ood_objectshift and ood_taskshift. ``--table`` prints the runs collected so far.
 
-    python benchmarks/bootstrap_augment.py --name base --seed 0
+    python benchmarks/bootstrap_augment.py --name base --seed 0 --set augment_extra_objects=0
     python benchmarks/bootstrap_augment.py --name extra1 --seed 0 --set augment_extra_objects=1
-    python benchmarks/bootstrap_augment.py --name rename1 --seed 0 --set augment_rename_targets=1
+    python benchmarks/bootstrap_augment.py --name rename1 --seed 0 --set augment_extra_objects=0 --set augment_rename_targets=1
+
+(``params.yaml`` turns ``augment_extra_objects`` on, so every variant sets both fields it compares.)
     python benchmarks/bootstrap_augment.py --table
 """
 
