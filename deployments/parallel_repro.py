@@ -115,8 +115,9 @@ def stage_env() -> dict[str, str]:
 
 
 def default_lanes() -> int:
-    threads = int(stage_env()["OMP_NUM_THREADS"]) if stage_env()["OMP_NUM_THREADS"].isdigit() else STAGE_THREADS
-    return max(1, (os.cpu_count() or 1) // max(threads, 1))
+    from embodied_safety.threads import thread_cap  # OMP_NUM_THREADS as a positive int, else None
+
+    return max(1, (os.cpu_count() or 1) // (thread_cap() or STAGE_THREADS))
 
 
 def _git(*args: str, cwd: Path) -> str:
