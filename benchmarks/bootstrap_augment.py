@@ -19,7 +19,6 @@ import dataclasses
 import json
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -94,8 +93,7 @@ def table(out: Path) -> str:
 
 def paired(groups: dict[str, list[dict]], base: str = "base") -> str:
     """Each variant minus ``base`` on the seeds both ran: mean difference and 95 % Student-t interval over seeds."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from experiments.dev_selection import t_interval
+    from embodied_safety.evaluation.stats import t_interval
 
     ref = {r["seed"]: r["metrics"] for r in groups.get(base, [])}
     lines = [f"| variant - {base} | seeds | " + " | ".join(f"{s} ΔSR / ΔSSR" for s in SPLITS) + " |",

@@ -38,6 +38,8 @@ import sys
 import time
 from pathlib import Path
 
+from embodied_safety.threads import STAGE_THREADS, thread_cap
+
 #: gitignored state shared with every lane (MLflow's store and artifacts, the content-keyed shard stores)
 SHARED_STATE = ("mlruns.db", "mlartifacts", ".cache")
 LANES_DIR = Path(".dvc/tmp/lanes")  # .dvc/ is ignored by git and by DVC's stage collection
@@ -104,10 +106,6 @@ def assign(todo: list[Part], lanes: int) -> list[list[Part]]:
     return plan
 
 
-#: threads per stage when OMP_NUM_THREADS is unset (the committed dvc.lock was made with 2)
-STAGE_THREADS = 2
-
-
 def stage_env() -> dict[str, str]:
     """The environment every stage runs in: pinned intra-op threads, sleeping OpenMP waits."""
     return {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS") or str(STAGE_THREADS),
@@ -115,8 +113,6 @@ def stage_env() -> dict[str, str]:
 
 
 def default_lanes() -> int:
-    from embodied_safety.threads import thread_cap  # OMP_NUM_THREADS as a positive int, else None
-
     return max(1, (os.cpu_count() or 1) // (thread_cap() or STAGE_THREADS))
 
 

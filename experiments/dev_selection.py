@@ -46,22 +46,12 @@ def run(seeds: list[int], every: int, out: Path) -> None:
             print(variant, seed, [(p["step"], round(p["sr"], 3), round(p["ssr"], 3)) for p in res.curve], flush=True)
 
 
-def t_interval(x: Any, level: float = 0.95) -> tuple[float, float]:
-    """(mean, half-width of the Student-t interval) over seeds; the half-width is nan for one seed."""
-    import numpy as np
-    from scipy.stats import t
-
-    x = np.asarray(x, dtype=float)
-    if len(x) < 2:
-        return float(x.mean()), float("nan")
-    return float(x.mean()), float(t.ppf((1 + level) / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
-
-
 def analyse(out: Path) -> None:
     import numpy as np
     from scipy.stats import spearmanr
 
     from embodied_safety.evaluation.selection import OUTCOMES, pick_checkpoint, select
+    from embodied_safety.evaluation.stats import t_interval
 
     rows = [json.loads(line) for line in (out / "curves.jsonl").read_text().splitlines()]
     base = [r for r in rows if r["step"] == 0]  # every run's first point is the bootstrap actor itself

@@ -193,6 +193,9 @@ class Stage:
     def main(self, argv: list[str] | None = None) -> Any:
         """``python -m flows.<stage> [--params FILE] [declared args]``."""
         from embodied_safety.config.params import load_params
+        from embodied_safety.threads import pin_stage_threads
+
+        pin_stage_threads()  # the same float results on any core count (a direct `dvc repro` included)
 
         parser = self.parser()
         args = parser.parse_args(argv)

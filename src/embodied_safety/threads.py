@@ -10,6 +10,11 @@ request here, as it caps torch's default.
 from __future__ import annotations
 
 import os
+import sys
+
+#: intra-op threads of every pipeline stage when OMP_NUM_THREADS is unset (the committed dvc.lock was made with 2:
+#: torch's float sums depend on the thread count, so a stage's outputs are byte-identical only at the same count)
+STAGE_THREADS = 2
 
 
 def thread_cap() -> int | None:
@@ -25,4 +30,16 @@ def set_torch_threads(threads: int) -> int:
     cap = thread_cap()
     n = max(1, min(threads, cap) if cap else threads)
     torch.set_num_threads(n)
+    return n
+
+
+def pin_stage_threads() -> int:
+    """Pin this stage process (and what it spawns) to ``OMP_NUM_THREADS`` or :data:`STAGE_THREADS` threads,
+    whatever the machine's core count: exports ``OMP_NUM_THREADS`` (torch reads it on import) and sets torch's
+    count when torch is already imported. Returns the count."""
+    n = thread_cap() or STAGE_THREADS
+    os.environ["OMP_NUM_THREADS"] = str(n)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(n)
     return n

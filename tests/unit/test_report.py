@@ -28,6 +28,16 @@ def test_funnel_and_dynamics_tables():
     assert rows[2].endswith("|  |") and rows[4].endswith("| **yes** |")  # step 0 never selected; ties -> higher SR
 
 
+def test_t_interval_over_seeds():
+    from embodied_safety.evaluation.stats import t_interval
+
+    mean, half = t_interval([0.1, 0.2, 0.3])
+    # t(0.975, 2) = 4.3027; sd 0.1; n 3
+    assert abs(mean - 0.2) < 1e-12 and abs(half - 4.302653 * 0.1 / 3 ** 0.5) < 1e-5
+    one = t_interval([0.4])
+    assert one[0] == 0.4 and one[1] != one[1]  # one seed: no interval (nan)
+
+
 def test_paired_bootstrap_interval_and_the_paired_table():
     from embodied_safety.evaluation.report import paired_table
     from embodied_safety.evaluation.stats import compare, paired_bootstrap

@@ -56,3 +56,14 @@ def compare(a_runs: Sequence[PerTask], b_runs: Sequence[PerTask], metrics: Seque
 def per_task(results: Sequence[object]) -> dict[str, dict[str, float]]:
     """``EpisodeResult``s -> ``{task: {"sr": success, "ssr": safe success}}`` (one episode per task)."""
     return {r.task: {"sr": float(r.success), "ssr": float(r.safe_success)} for r in results}  # type: ignore[attr-defined]
+
+
+def t_interval(x: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """(mean, half-width of the Student-t interval) over seeds; the half-width is nan for one seed."""
+    import numpy as np
+    from scipy.stats import t
+
+    a = np.asarray(x, dtype=float)
+    if len(a) < 2:
+        return float(a.mean()), float("nan")
+    return float(a.mean()), float(t.ppf((1 + level) / 2, len(a) - 1) * a.std(ddof=1) / np.sqrt(len(a)))
