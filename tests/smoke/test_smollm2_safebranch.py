@@ -35,19 +35,9 @@ def _check(results, out: Path, script) -> None:
 def test_tiny_chain_on_a_word_level_stand_in(tmp_path):
     import smollm2_safebranch_gpu as script
 
-    from embodied_safety.actors.bootstrap import ModelShape, build_model, save_actor_dir, train_tokenizer
-    from embodied_safety.actors.context import build_context
-    from embodied_safety.actors.trie import valid_calls
-
-    tasks = [c for part in script.tiny_splits().values() for c in part]
-    texts = [build_context(c, c.new_world()).prompt("compact") for c in tasks]
-    tok = train_tokenizer(texts + [" ".join(valid_calls(c.task.object_list)) for c in tasks])
-    shape = ModelShape(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                       num_key_value_heads=1, head_dim=16)
-    model = save_actor_dir(build_model(tok, shape, seed=0), tok, tmp_path / "tiny", 24)
     out = tmp_path / "out"
     # --jobs 2: the variant groups in spawned processes, as on the GPU machine
-    _check(script.main(["--tiny", "--jobs", "2", "--model", str(model), "--out", str(out)]), out, script)
+    _check(script.main(["--tiny", "--jobs", "2", "--model", "stand-in", "--out", str(out)]), out, script)
     assert script.groups(script.VARIANTS) == [("base",), ("sft_only", "safebranch"), ("golden_replay_only",),
                                               ("branchpo_only",)]
 
