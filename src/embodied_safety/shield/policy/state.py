@@ -52,7 +52,7 @@ class StateEncoder(nn.Module):
         self.net = nn.Sequential(nn.Linear(INPUT_DIM, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
 
     def forward(self, states: Tensor, instructions: Sequence[str] | None = None) -> Tensor:
-        return self.net(state_inputs(torch.as_tensor(states)))
+        return self.net(state_inputs(torch.as_tensor(states, device=self.net[0].weight.device)))
 
 
 class StatePolicy(nn.Module):
@@ -78,6 +78,10 @@ class StatePolicy(nn.Module):
     @property
     def action_high(self) -> np.ndarray:
         return np.asarray(self.config.action_high, dtype=np.float32)
+
+    @property
+    def device(self) -> torch.device:
+        return self.log_std.device
 
     def features(self, states: Tensor, instructions: Sequence[str] | None = None) -> Tensor:
         return self.encoder(states, instructions)

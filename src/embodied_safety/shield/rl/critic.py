@@ -68,7 +68,7 @@ def candidate_actions(mean: Tensor, low: Tensor, high: Tensor, k: int) -> Tensor
     b, a = mean.shape
     grid = torch.stack([torch.linspace(float(lo), float(hi), k, dtype=mean.dtype) for lo, hi in zip(low, high, strict=True)])
     lines = mean[:, None, None, :].expand(b, a, k, a).clone()  # [B, dim, k, A]
-    idx = torch.arange(a)
+    idx = torch.arange(a, device=mean.device)
     lines[:, idx, :, idx] = grid.to(mean.device).unsqueeze(1).expand(a, b, k)
     return torch.cat([mean[:, None, :], lines.reshape(b, a * k, a)], dim=1)
 
@@ -77,7 +77,7 @@ def best_of(q: Tensor, candidates: Tensor) -> tuple[Tensor, Tensor]:
     """``(max_c q[:, c], argmax action [B, A])`` from per-candidate values ``q`` [B, C] and ``candidates``
     [B, C, A]; ties go to the first candidate (the policy mean)."""
     value, idx = q.max(dim=1)
-    return value, candidates[torch.arange(len(idx)), idx]
+    return value, candidates[torch.arange(len(idx), device=idx.device), idx]
 
 
 def tabular_backup(q: np.ndarray, margin: np.ndarray, transition: np.ndarray, gamma: float,
@@ -106,6 +106,11 @@ def tabular_fixed_point(margin: np.ndarray, transition: np.ndarray, gamma: float
             return nxt, i
         q = nxt
     raise RuntimeError(f"no convergence in {max_iter} backups")
+
+
+def to_device(batch: Mapping[str, Any], device: torch.device) -> dict[str, Any]:
+    """``batch`` with every tensor moved to ``device`` (a no-op on the device it is on); other values as they are."""
+    return {k: v.to(device) if isinstance(v, Tensor) else v for k, v in batch.items()}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -183,9 +188,15 @@ class SafetyCritic(nn.Module):
 
     @classmethod
     def from_policy(cls, policy: Any, config: CriticConfig) -> SafetyCritic:
-        """App. D: an independent module initialised from the policy's encoder."""
+        """App. D: an independent module initialised from the policy's encoder, on the policy's device (the
+        new head is initialised on the CPU, so its weights do not depend on the device)."""
         encoder = copy.deepcopy(policy.encoder)
-        return cls(encoder, int(policy.feature_dim), policy.action_low, policy.action_high, config)
+        return cls(encoder, int(policy.feature_dim), policy.action_low, policy.action_high, config).to(policy.device)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the critic's weights (and every tensor it returns) live."""
+        return self.center.device
 
     def embed(self, images: Tensor, instructions: Sequence[str]) -> Tensor:
         """Observation features (no gradient when the encoder is frozen)."""
@@ -407,10 +418,11 @@ class CriticTrainer:
         stats: dict[str, float] = {}
         self.critic.train()
         for _ in range(cfg.steps_per_iter if steps is None else steps):
+            batch = to_device(buffer.sample(cfg.batch_size), self.critic.device)
             if isinstance(buffer, FeatureReplay):
-                loss, stats = self.loss_features(buffer.sample(cfg.batch_size), next_action)
+                loss, stats = self.loss_features(batch, next_action)
             else:
-                loss, stats = self.loss(buffer.sample(cfg.batch_size), next_action)
+                loss, stats = self.loss(batch, next_action)
             self.step(loss)
         self.critic.eval()
         return stats
@@ -456,10 +468,10 @@ def replay_from_rollouts(rollouts: Any, margins: np.ndarray, max_steps: int, cap
 
 
 def _encode(fn: Callable[[Tensor, Sequence[str]], Tensor], frames: np.ndarray, instructions: Sequence[str],
-            chunk: int = 1024) -> Tensor:
-    """``fn`` over every frame, ``chunk`` at a time, no gradient."""
+            chunk: int = 1024, device: torch.device | str = "cpu") -> Tensor:
+    """``fn`` over every frame (moved to ``device`` a chunk at a time), ``chunk`` at a time, no gradient."""
     with torch.no_grad():
-        return torch.cat([fn(torch.from_numpy(frames[i:i + chunk]), instructions[i:i + chunk])
+        return torch.cat([fn(torch.from_numpy(frames[i:i + chunk]).to(device), instructions[i:i + chunk])
                           for i in range(0, len(frames), chunk)])
 
 
@@ -481,28 +493,29 @@ def warm_start(trainer: CriticTrainer, buffer: ReplayBuffer, next_action: NextAc
     critic, cfg = trainer.critic, trainer.critic.config
     if not cache:
         return _warm_start_uncached(trainer, buffer, next_action, regress_steps, td_steps, log)
-    n = buffer.size
+    n, dev = buffer.size, critic.device
     words = buffer.instructions(np.arange(n))
-    a_next = _encode(next_action, buffer.next_image[:n], words) if td_steps else None
+    a_next = _encode(next_action, buffer.next_image[:n], words, device=dev) if td_steps else None
     frozen = cfg.freeze_encoder
-    feats = _encode(critic.encoder, buffer.image[:n], words) if frozen else None
-    next_feats = _encode(critic.encoder, buffer.next_image[:n], words) if frozen and td_steps else None
-    tensors = {k: torch.from_numpy(getattr(buffer, k)[:n]) for k in ("action", "margin", "next_margin", "terminated")}
+    feats = _encode(critic.encoder, buffer.image[:n], words, device=dev) if frozen else None
+    next_feats = _encode(critic.encoder, buffer.next_image[:n], words, device=dev) if frozen and td_steps else None
+    tensors = {k: torch.from_numpy(getattr(buffer, k)[:n]).to(dev)
+               for k in ("action", "margin", "next_margin", "terminated")}
 
     def embed(idx: np.ndarray, online: bool = True) -> Tensor:
         if online and feats is not None:
-            return feats[torch.from_numpy(idx)]
+            return feats[torch.from_numpy(idx).to(dev)]
         if not online and next_feats is not None:
-            return next_feats[torch.from_numpy(idx)]
+            return next_feats[torch.from_numpy(idx).to(dev)]
         net = critic if online else trainer.target
-        return net.embed(torch.from_numpy(buffer.image[idx] if online else buffer.next_image[idx]),
+        return net.embed(torch.from_numpy(buffer.image[idx] if online else buffer.next_image[idx]).to(dev),
                          buffer.instructions(idx))
 
     rows: list[dict[str, float]] = []
     critic.train()
     for i in range(regress_steps):
         idx = buffer.indices(cfg.batch_size)
-        ti = torch.from_numpy(idx)
+        ti = torch.from_numpy(idx).to(dev)
         loss, _ = trainer.fit(embed(idx), tensors["action"][ti], tensors["margin"][ti])
         trainer.step(loss, target=False)
         if (i + 1) % 50 == 0:
@@ -512,7 +525,7 @@ def warm_start(trainer: CriticTrainer, buffer: ReplayBuffer, next_action: NextAc
     for i in range(td_steps):
         assert a_next is not None
         idx = buffer.indices(cfg.batch_size)
-        ti = torch.from_numpy(idx)
+        ti = torch.from_numpy(idx).to(dev)
         with torch.no_grad():
             y = trainer.target_value(embed(idx, online=False), a_next[ti], tensors["margin"][ti],
                                      tensors["next_margin"][ti], tensors["terminated"][ti])
@@ -541,7 +554,7 @@ def _warm_start_uncached(trainer: CriticTrainer, buffer: ReplayBuffer, next_acti
     rows: list[dict[str, float]] = []
     critic.train()
     for i in range(regress_steps):
-        b = buffer.sample(cfg.batch_size)
+        b = to_device(buffer.sample(cfg.batch_size), critic.device)
         loss, _ = trainer.fit(critic.embed(b["image"], b["instruction"]), b["action"], b["margin"])
         trainer.step(loss, target=False)
         if (i + 1) % 50 == 0:

@@ -143,6 +143,11 @@ def _batched(fn: Callable[[Tensor, list[str]], Tensor], images: Tensor, instruct
         return torch.cat([fn(images[i:i + size], instructions[i:i + size]) for i in range(0, len(images), size)])
 
 
+def _on(device: torch.device, array: np.ndarray) -> Tensor:
+    """A numpy mask or index array as a tensor on ``device`` (indexing a tensor there)."""
+    return torch.from_numpy(array).to(device)
+
+
 def same_weights(a: nn.Module, b: nn.Module) -> bool:
     """``a`` and ``b`` are the same architecture with bitwise-equal parameters and buffers."""
     sa, sb = a.state_dict(), b.state_dict()
@@ -265,9 +270,10 @@ class Rollout:
         return int(self.rewards.size)
 
     def flat_images(self, reached: bool = False) -> Tensor:
+        """Every frame (or reached frame) of the rollout, flat ``[T·n, ...]``, on the policy's device."""
         src = self.reached_images if reached else self.images
         assert src is not None
-        return torch.from_numpy(src.reshape(self.size, *src.shape[2:]))
+        return torch.from_numpy(src.reshape(self.size, *src.shape[2:])).to(self.features.device)
 
     def flat_instructions(self) -> list[str]:
         return [s for row in self.instructions for s in row]
@@ -287,18 +293,18 @@ class Advantages:
 def advantages(ro: Rollout, costs: np.ndarray, cfg: PPOConfig, dual: float, with_cost: bool) -> Advantages:
     """GAE of the reward (and of ``costs`` when ``with_cost``), a truncation's value bootstrapped into the reward
     (CleanRL's fix); SafeVLA's mixed advantage ``(A_r − λ A_c) / (1 + λ)`` for ``ppo_lag`` and ``penalty``."""
-    n = ro.size
+    n, dev = ro.size, ro.features.device
     trunc = (ro.dones > 0) & (ro.terminated == 0)
     rew_b = ro.rewards + cfg.gamma * np.where(trunc, ro.next_values, 0.0)
     adv, ret = gae(rew_b, ro.values, ro.next_values, ro.dones, cfg.gamma, cfg.gae_lambda)
-    b_adv = _normalise(torch.as_tensor(adv.reshape(n), dtype=torch.float32))
-    b_ret = torch.as_tensor(ret.reshape(n), dtype=torch.float32)
-    b_cadv, b_cret = torch.zeros(n), None
+    b_adv = _normalise(torch.as_tensor(adv.reshape(n), dtype=torch.float32, device=dev))
+    b_ret = torch.as_tensor(ret.reshape(n), dtype=torch.float32, device=dev)
+    b_cadv, b_cret = torch.zeros(n, device=dev), None
     if with_cost:
         cost_b = costs + cfg.gamma * np.where(trunc, ro.next_cost_values, 0.0)
         cadv, cret = gae(cost_b, ro.cost_values, ro.next_cost_values, ro.dones, cfg.gamma, cfg.gae_lambda)
-        b_cadv = _normalise(torch.as_tensor(cadv.reshape(n), dtype=torch.float32))
-        b_cret = torch.as_tensor(cret.reshape(n), dtype=torch.float32)
+        b_cadv = _normalise(torch.as_tensor(cadv.reshape(n), dtype=torch.float32, device=dev))
+        b_cret = torch.as_tensor(cret.reshape(n), dtype=torch.float32, device=dev)
         if cfg.method in ("ppo_lag", "penalty"):  # SafeVLA: one surrogate on the mixed advantage
             b_adv = (b_adv - dual * b_cadv) / (1.0 + dual)
     return Advantages(b_adv, b_ret, b_cadv, b_cret)
@@ -320,22 +326,27 @@ class GatedPPO:
     """The state of one training run: the policy and its value heads, optimisers, the safety critic with its
     replay, the dual variable (β or λ) and the env with its current observation. :func:`train` calls, per
     iteration, :meth:`collect`, :meth:`train_critic`, :meth:`update_dual`, :meth:`gate`, :func:`advantages` and
-    :meth:`update`."""
+    :meth:`update`.
+
+    Devices: the networks (value heads, the critic, the start-policy copy) and the rollout's tensors live on the
+    policy's device (``policy.device``: load or move the policy there first); envs, the margin source, replay
+    and the random generator stay on the CPU, so a run draws the same noise and minibatches on any device."""
 
     def __init__(self, policy: Any, env: str, margin: MarginSource, cfg: PPOConfig,
                  critic: SafetyCritic | None = None) -> None:
         torch.manual_seed(cfg.seed)
         set_torch_threads(cfg.threads)
         self.policy, self.margin, self.cfg = policy, margin, cfg
+        self.device = dev = torch.device(policy.device)
         self.gen = torch.Generator().manual_seed(cfg.seed)
         self.vec = TrainVec(env, cfg.num_envs, seed=10_000 * (cfg.seed + 1), obs=cfg.obs)
         self.images, self.instructions, gt_m, gt_c = self.vec.reset()
-        self.low = torch.as_tensor(policy.action_low)
-        self.high = torch.as_tensor(policy.action_high)
+        self.low = torch.as_tensor(policy.action_low, device=dev)
+        self.high = torch.as_tensor(policy.action_high, device=dev)
         self.a_dim = int(self.low.numel())
         uses_critic = cfg.method in USES_CRITIC
-        self.value = mlp(policy.feature_dim)
-        self.cost_value = mlp(policy.feature_dim) if cfg.method == "ppo_lag" or (
+        self.value = mlp(policy.feature_dim).to(dev)  # initialised on the CPU: the same weights on any device
+        self.cost_value = mlp(policy.feature_dim).to(dev) if cfg.method == "ppo_lag" or (
             uses_critic and cfg.safety_update not in ("dpg", "recovery")) else None
         self.value_params = list(self.value.parameters()) + (
             list(self.cost_value.parameters()) if self.cost_value is not None else [])
@@ -356,6 +367,8 @@ class GatedPPO:
             critic = None
         elif critic is None:
             critic = SafetyCritic.from_policy(policy, cfg.critic).eval()
+        else:
+            critic = critic.to(dev)  # a stored warm critic loads on the CPU
         self.critic = critic
         if critic is not None:
             capacity = min(critic.config.buffer_size, cfg.total_steps + cfg.batch)
@@ -377,7 +390,7 @@ class GatedPPO:
 
     def _features(self, imgs: Any, instr: list[str]) -> Tensor:
         with torch.no_grad():
-            return self.policy.features(torch.as_tensor(imgs), instr)
+            return self.policy.features(torch.as_tensor(imgs, device=self.device), instr)
 
     def _mean_action(self, imgs: Tensor, instr: Any) -> Tensor:
         with torch.no_grad():
@@ -394,28 +407,30 @@ class GatedPPO:
         T, n, shape = cfg.rollout_steps, cfg.num_envs, self.images.shape[1:]
         images, instructions, ell = self.images, self.instructions, self.ell
         buf_img = np.zeros((T, n, *shape), dtype=images.dtype)
-        feature_replay = isinstance(self.buffer, FeatureReplay)
+        feature_replay, dev = isinstance(self.buffer, FeatureReplay), self.device
         ro = Rollout(images=buf_img, reached_images=np.zeros_like(buf_img) if feature_replay else None,
-                     instructions=[], features=torch.zeros(T, n, policy.feature_dim), actions=torch.zeros(T, n, self.a_dim),
-                     log_probs=torch.zeros(T, n), ell=np.zeros((T, n), np.float32), reached_ell=np.zeros((T, n), np.float32),
+                     instructions=[], features=torch.zeros(T, n, policy.feature_dim, device=dev),
+                     actions=torch.zeros(T, n, self.a_dim, device=dev), log_probs=torch.zeros(T, n, device=dev),
+                     ell=np.zeros((T, n), np.float32), reached_ell=np.zeros((T, n), np.float32),
                      rewards=np.zeros((T, n)), costs=np.zeros((T, n)), dones=np.zeros((T, n)), terminated=np.zeros((T, n)),
                      values=np.zeros((T, n)), next_values=np.zeros((T, n)), cost_values=np.zeros((T, n)),
                      next_cost_values=np.zeros((T, n)),
-                     reached_features=torch.zeros(T, n, policy.feature_dim) if feature_replay else None)
+                     reached_features=torch.zeros(T, n, policy.feature_dim, device=dev) if feature_replay else None)
         policy.eval()
         f = self._features(images, instructions)
         for t in range(T):
             with torch.no_grad():
                 mean, log_std = policy.from_features(f)
-                noise = torch.randn(mean.shape, generator=self.gen)
+                noise = torch.randn(mean.shape, generator=self.gen).to(dev)  # drawn on the CPU generator
                 act = torch.clamp(mean + log_std.exp() * noise, self.low, self.high)
                 lp = clipped_gaussian_log_prob(mean, log_std, act, self.low, self.high)
-                ro.values[t] = value(f).squeeze(-1).numpy()
+                ro.values[t] = value(f).squeeze(-1).cpu().numpy()
                 if cost_value is not None:
-                    ro.cost_values[t] = cost_value(f).squeeze(-1).numpy()
+                    ro.cost_values[t] = cost_value(f).squeeze(-1).cpu().numpy()
             ro.images[t], ro.features[t], ro.actions[t], ro.log_probs[t] = images, f, act, lp
             ro.instructions.append(list(instructions))
-            step = self.vec.step(act.numpy().astype(np.float64))
+            act_np = act.cpu().numpy()
+            step = self.vec.step(act_np.astype(np.float64))
             done = step.done
             reached_ell = margin(step.reached_images, step.reached_margin, step.reached_cost)
             new_ell = margin(step.images, step.margin, step.cost) if done.any() else reached_ell
@@ -426,7 +441,7 @@ class GatedPPO:
                 train_cost = np.where(step.exited, step.steps_cut, train_cost)
             ro.ell[t], ro.reached_ell[t] = ell, reached_ell
             if isinstance(self.buffer, ReplayBuffer):
-                self.buffer.add(images, instructions, act.numpy(), ell, step.reached_images, reached_ell,
+                self.buffer.add(images, instructions, act_np, ell, step.reached_images, reached_ell,
                                 step.terminated.astype(np.float32))
             elif ro.reached_images is not None:
                 ro.reached_images[t] = step.reached_images
@@ -435,17 +450,17 @@ class GatedPPO:
                 ro.reached_features[t] = f_next
                 if done.any():
                     idx = np.flatnonzero(done)
-                    ro.reached_features[t, idx] = self._features(step.reached_images[idx],
-                                                                 [instructions[i] for i in idx])
+                    ro.reached_features[t, _on(dev, idx)] = self._features(step.reached_images[idx],
+                                                                           [instructions[i] for i in idx])
             with torch.no_grad():
-                v_next = value(f_next).squeeze(-1).numpy()
-                cv_next = cost_value(f_next).squeeze(-1).numpy() if cost_value is not None else np.zeros(n)
+                v_next = value(f_next).squeeze(-1).cpu().numpy()
+                cv_next = cost_value(f_next).squeeze(-1).cpu().numpy() if cost_value is not None else np.zeros(n)
                 if step.truncated.any():  # time limit: bootstrap from the terminal frame, not the reset one
                     idx = np.flatnonzero(step.truncated)
                     fr = self._features(step.reached_images[idx], [step.instructions[i] for i in idx])
-                    v_next[idx] = value(fr).squeeze(-1).numpy()
+                    v_next[idx] = value(fr).squeeze(-1).cpu().numpy()
                     if cost_value is not None:
-                        cv_next[idx] = cost_value(fr).squeeze(-1).numpy()
+                        cv_next[idx] = cost_value(fr).squeeze(-1).cpu().numpy()
             ro.rewards[t], ro.costs[t] = step.reward, train_cost
             ro.next_values[t] = np.where(step.terminated, 0.0, v_next)
             ro.next_cost_values[t] = np.where(step.terminated, 0.0, cv_next)
@@ -478,18 +493,17 @@ class GatedPPO:
         n = ro.size
         if self.shared_encoder:
             return ro.features.reshape(n, -1), ro.reached_features.reshape(n, -1)
-        T, envs = ro.rewards.shape
+        T, envs, dev = *ro.rewards.shape, self.device
         instr = ro.flat_instructions()
         feat = _batched(self.critic.encoder, ro.flat_images(), instr)
         same = np.zeros((T, envs), dtype=bool)
         same[:-1] = ro.dones[:-1] == 0
-        nxt = torch.zeros(T, envs, feat.shape[-1])
+        nxt = torch.zeros(T, envs, feat.shape[-1], device=dev)
         shifted = feat.reshape(T, envs, -1)[1:]
-        nxt[:-1][torch.from_numpy(same[:-1])] = shifted[torch.from_numpy(same[:-1])]
-        rest = np.flatnonzero(~same.reshape(-1))
+        nxt[:-1][_on(dev, same[:-1])] = shifted[_on(dev, same[:-1])]
+        rest = _on(dev, np.flatnonzero(~same.reshape(-1)))
         nxt = nxt.reshape(n, -1)
-        nxt[torch.from_numpy(rest)] = _batched(self.critic.encoder, ro.flat_images(reached=True)[rest],
-                                               [instr[i] for i in rest])
+        nxt[rest] = _batched(self.critic.encoder, ro.flat_images(reached=True)[rest], [instr[i] for i in rest.tolist()])
         return feat, nxt
 
     def update_dual(self, ep: dict[str, float]) -> float:
@@ -510,7 +524,7 @@ class GatedPPO:
         somewhere unrecoverable are gated (the selective gate). ``penalty`` with a cost-advantage update trains
         on ``max(0, −Q_s)`` as its cost."""
         cfg, critic, n = self.cfg, self.critic, ro.size
-        out = Gate(torch.ones(n), None, None, ro.costs, {})
+        out = Gate(torch.ones(n, device=self.device), None, None, ro.costs, {})
         if critic is None:
             return out
         crit_f = ro.critic_features  # feature replay: the frozen encoder's, from train_critic
@@ -531,7 +545,7 @@ class GatedPPO:
         out.stats["q_policy_mean"] = float(q_old.mean())
         out.stats["infeasible_frac"] = float(1.0 - out.gate.mean())
         if cfg.method == "penalty" and cfg.safety_update != "dpg":
-            out.costs = torch.relu(-q_old).reshape(ro.costs.shape).numpy().astype(np.float64)
+            out.costs = torch.relu(-q_old).reshape(ro.costs.shape).cpu().numpy().astype(np.float64)
         return out
 
     def update(self, ro: Rollout, adv: Advantages, gate: Gate, policy_step: bool = True) -> dict[str, float]:
@@ -540,7 +554,7 @@ class GatedPPO:
         (the value warm-up) steps only the value heads."""
         cfg, policy, critic, dual = self.cfg, self.policy, self.critic, self.dual
         low, high, n = self.low, self.high, ro.size
-        flat_img, flat_instr = ro.flat_images(), ro.flat_instructions()
+        flat_img, flat_instr = ro.flat_images() if cfg.train_encoder else None, ro.flat_instructions()
         flat_f = ro.features.reshape(n, -1)
         b_a, b_lp = ro.actions.reshape(n, self.a_dim), ro.log_probs.reshape(n)
         b_adv, b_ret, b_cadv, b_cret = adv.adv, adv.ret, adv.cost_adv, adv.cost_ret
@@ -550,10 +564,10 @@ class GatedPPO:
         kls, clipfracs, pg_losses, safety_losses, kl_start = [], [], [], [], []  # type: ignore[var-annotated]
         stop = False
         for _ in range(cfg.epochs):
-            perm = torch.randperm(n, generator=self.gen)
+            perm = torch.randperm(n, generator=self.gen).to(self.device)  # drawn on the CPU generator
             for s0 in range(0, n, mb):
                 idx = perm[s0:s0 + mb]
-                if cfg.train_encoder:
+                if flat_img is not None:  # train_encoder
                     fb = policy.features(flat_img[idx], [flat_instr[i] for i in idx.tolist()])
                 else:
                     fb = flat_f[idx]
@@ -625,11 +639,14 @@ class GatedPPO:
 
 def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: SafetyCritic | None = None,
           log: Callable[[dict[str, float], int], None] | None = None,
-          progress: Callable[[str], None] | None = print) -> TrainResult:
-    """Algorithm 1 (``gated``) or a baseline on ``env`` from the (BC-initialised) ``policy``; in place.
+          progress: Callable[[str], None] | None = print, time_budget: float | None = None) -> TrainResult:
+    """Algorithm 1 (``gated``) or a baseline on ``env`` from the (BC-initialised) ``policy``; in place, on the
+    policy's device (:class:`GatedPPO`).
 
     ``critic``: a warm-started safety critic (:func:`.critic.warm_start`); a fresh copy of the policy's
-    encoder with a new head otherwise (``gated`` / ``penalty`` only)."""
+    encoder with a new head otherwise (``gated`` / ``penalty`` only). ``time_budget``: stop after the first
+    iteration that ends that many seconds (or more) after the start; ``history[-1]["env_steps"]`` is then the
+    number of env steps reached."""
     run = GatedPPO(policy, env, margin, cfg, critic)
     history: list[dict[str, float]] = []
     start = time.perf_counter()
@@ -656,10 +673,14 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
         history.append(row)
         if log is not None:
             log({k: v for k, v in row.items() if isinstance(v, float) and math.isfinite(v)}, it)
-        if progress is not None and (it == 1 or it % 10 == 0 or it == cfg.iterations):
+        last = it == cfg.iterations or (time_budget is not None and row["elapsed"] >= time_budget)
+        if progress is not None and (it == 1 or it % 10 == 0 or last):
             progress(f"[{cfg.method}/{cfg.margin} seed {cfg.seed}] it {it}/{cfg.iterations} steps {run.steps} "
                      f"CSC {row.get('csc', float('nan')):.2f} reach {row.get('reach', float('nan')):.2f} "
                      f"SR {row.get('sr', float('nan')):.2f} dual {run.dual:.2f} "
-                     f"infeasible {row.get('infeasible_frac', float('nan')):.2f} ({row['seconds']:.1f} s)")
+                     f"infeasible {row.get('infeasible_frac', float('nan')):.2f} ({row['seconds']:.1f} s, "
+                     f"{cfg.batch / row['seconds']:.0f} steps/s)")
+        if last:
+            break
     run.close()
     return TrainResult(run.policy, run.critic, history, cfg)

@@ -1,0 +1,364 @@
+"""The ShieldVLA study's Dubins-VL runs at Table 14's budget, standalone, for a GPU machine (issue 21, item 6).
+
+    PYTHONPATH=src:.gpu_site python3 benchmarks/shield_study_gpu.py --jobs 9 --time-budget 420 --out benchmarks/results/shield_study
+    PYTHONPATH=src python benchmarks/shield_study_gpu.py --tiny --build-inputs --out /tmp/shield_tiny   # CPU test
+
+What it runs, with the library code the ``shield_ppo`` stage runs (no Prefect, MLflow, DVC, ``flows/`` or
+``tasks/``):
+
+1. **Warm critics**, one per (margin source, critic target) the runs use, from the BC policy and its rollouts
+   (:func:`embodied_safety.shield.rl.runs.warm_start_critic`, seeded as the stage's ``warm-critic`` task), saved
+   under ``<out>/critics/<margin>-<target>/``;
+2. **Runs**: every run name of ``--runs`` (``shield/rl/runs.py::RUNS``; default PPO-Lagrangian, ShieldVLA with the
+   rubric margin, gated HJ with the ground-truth margin) × ``--seeds``, at ``shield_ppo.hyper.dubins`` of
+   ``params.yaml`` with ``budget: paper`` (Table 14: 1 M env steps, K = 4, τ = 0.005), trained by
+   :func:`embodied_safety.shield.rl.ppo.train` with the policy, value heads and critic on ``--device`` and the
+   envs, the rubric scorer and replay on the CPU. ``--time-budget`` stops each run's training at that many seconds;
+   the run still records the env steps it reached and is evaluated;
+3. **Evaluation** as the stage's: the deterministic policy on the held-out seeds ``episode_seed(3000, i)``
+   (:func:`embodied_safety.shield.rl.runs.evaluate_conditions`): SR, reach, violation rate, CSC.
+
+After each run ``<out>/results.json`` (per run and seed: steps reached, seconds, device, the evaluation) and
+``<out>/table.md`` (mean ± std over seeds of SR and CSC per method, the stage's Tables 2/3 layout, then one row per
+run) are rewritten atomically, so a run killed by a timeout leaves the finished rows; ``<out>/runs/<run>-seed<s>/``
+holds each run's training curve, policy and critic, and a re-run with the same settings skips finished runs.
+
+Inputs (DVC outputs of ``bc_policy``, ``shield_rollouts`` and ``calibrate``; options ``--bc``, ``--rollouts``,
+``--calibration``): ``models/shield/bc/dubins``, ``data/shield/rollouts/dubins/rollouts.npz``,
+``data/shield/calibration/dubins/platt.json``. ``--build-inputs`` writes stand-ins instead (an untrained policy,
+a few of its episodes, fixed Platt scalars) under ``<out>/inputs``: for the test and a plumbing check only.
+The rubric margin uses the pixel scorer (``rubric_label.backend: pixel``, the default); a VLM backend needs its
+endpoint and is refused.
+
+Measured on the H200 machine (16 cores; ``--jobs 9 --time-budget 100 --eval-episodes 64 --build-inputs``, so
+stand-in inputs but Table 14's loop: 16 envs × 64 steps, K = 4): nine runs at once, 1 torch thread each, reach
+about 450 env steps/s each for ``ppo_lag``, 410 for ``gated`` and 950 for ``gated_gt`` (the rubric margin's pixel
+scorer runs on the CPU: that is the difference), 9.8 GB of GPU memory for all nine, 12 s per warm critic. At
+those rates 1 M steps take about 40 min per rubric-margin run and 18 min per ``gated_gt`` run; a 10-minute
+command with ``--time-budget 420`` reaches about 170 k and 400 k steps.
+
+Third-party modules the import closure needs (a ``sys.modules`` dump after a ``--tiny`` run, stdlib removed):
+torch (with what it imports itself: typing_extensions, sympy, mpmath, and dill, pydot, tqdm / colorama where
+installed), numpy, safetensors (policy and critic files), yaml (PyYAML: ``params.yaml``), gymnasium and
+farama_notifications (Dubins-VL's module imports gymnasium's spaces). No prefect, mlflow, dvc, ``flows/``,
+``tasks/``, MuJoCo, scikit-learn or matplotlib. gymnasium and farama_notifications are pure Python and not in the
+GPU image: carry copies (e.g. from a venv's site-packages, or ``pip download --no-deps gymnasium
+farama-notifications``) and put them on ``PYTHONPATH``; the script stops with a message when gymnasium is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from embodied_safety.config.params import load_params
+from embodied_safety.config.rubric_label import RubricLabelConfig
+from embodied_safety.config.shield_ppo import ShieldPPOConfig
+from embodied_safety.io import atomic_write_text, read_json, write_json
+from embodied_safety.shield.rl import report as rep
+from embodied_safety.shield.rl.runs import EnvInputs, Job, plan, ppo_config, run_tag
+
+ENV = "dubins"
+RUNS = ("ppo_lag", "gated", "gated_gt")
+SEEDS = (0, 1, 2)
+#: the study matrix's critic warm-up and evaluation (the Makefile's SHIELD_STUDY overrides)
+WARMUP = {"regress": 200, "td": 400}
+EVAL_EPISODES = 200
+#: ``--tiny``: a few hundred env steps per run, one seed, a handful of warm-up steps and evaluation episodes
+TINY = {"total_steps": 512, "num_envs": 4, "warmup": {"regress": 4, "td": 4}, "eval_episodes": 8, "seeds": (0,)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Study:
+    """What every worker needs (picklable: with ``--jobs`` workers are spawned processes sharing the GPU)."""
+
+    cfg: ShieldPPOConfig
+    label_cfg: RubricLabelConfig
+    inputs: EnvInputs
+    out: Path
+    device: str
+    overrides: dict[str, Any]  # PPOConfig fields set from the command line (total_steps, num_envs, threads)
+    eval_episodes: int
+    conditions: tuple[str, ...]
+    time_budget: float | None
+
+    def ppo(self, run: str, seed: int) -> Any:
+        return dataclasses.replace(ppo_config(self.cfg, ENV, run, seed), **self.overrides)
+
+    def critic_dir(self, key: tuple[str, str]) -> Path:
+        return self.out / "critics" / "-".join(key)
+
+    def run_dir(self, job: Job) -> Path:
+        return self.out / "runs" / run_tag(job.run, job.seed, job.delta)
+
+    def spec(self, job: Job) -> dict[str, Any]:
+        """What decides a run's result: a stored run is reused only when it matches."""
+        return {"ppo": dataclasses.asdict(self.ppo(job.run, job.seed)), "device": self.device,
+                "eval": [self.eval_episodes, list(self.conditions)], "time_budget": self.time_budget,
+                "warmup": dict(self.cfg.warmup), "inputs": [str(p) for p in self.inputs.files()]}
+
+
+def margin(study: Study, kind: str) -> Any:
+    """The margin source of a run, as the stage's (``tasks/shield_ppo.py::margin_for``) with the pixel scorer."""
+    from embodied_safety.shield.costs.margins import margin_source
+    from embodied_safety.shield.costs.rubrics import RUBRIC_SETS
+
+    if kind != "rubric":
+        return margin_source(kind)  # type: ignore[arg-type]
+    return margin_source("rubric", ENV, str(study.inputs.calibration),
+                         rubric_set=RUBRIC_SETS[study.label_cfg.rubric_sets[ENV]])
+
+
+def _threads(study: Study) -> None:
+    from embodied_safety.threads import set_torch_threads
+
+    set_torch_threads(int(study.overrides.get("threads", 2)))
+
+
+def warm_critic(study: Study, key: tuple[str, str], critic_cfg: Any) -> tuple[tuple[str, str], float]:
+    """One warm critic (seeded as the stage's ``warm-critic`` task) into ``critics/<margin>-<target>``; kept
+    when already there. Returns (key, seconds)."""
+    import torch
+
+    from embodied_safety.shield.policy.visuomotor import load_policy
+    from embodied_safety.shield.rl.runs import rollout_margins, warm_start_critic
+
+    path = study.critic_dir(key)
+    if (path / "critic.json").is_file():
+        return key, 0.0
+    _threads(study)
+    t0 = time.perf_counter()
+    torch.manual_seed(0)
+    policy = load_policy(study.inputs.bc, device=study.device)
+    rs, ell = rollout_margins(margin(study, key[0]), study.inputs.rollouts)
+    critic, extra = warm_start_critic(ENV, policy, rs, ell, critic_cfg, dict(study.cfg.warmup))
+    critic.save(path, extra={**extra, "device": study.device})
+    seconds = time.perf_counter() - t0
+    print(f"warm critic {'/'.join(key)}: {extra['transitions']} transitions, {seconds:.1f} s on {study.device}",
+          flush=True)
+    return key, seconds
+
+
+def run_job(study: Study, job: Job) -> dict[str, Any]:
+    """Train one (run, seed) from the BC policy on ``study.device`` (stopping at the time budget), evaluate it,
+    store it in ``runs/<tag>/``; the result row (reused when a stored one has the same spec)."""
+    from embodied_safety.shield.policy.visuomotor import load_policy
+    from embodied_safety.shield.rl.critic import load_critic
+    from embodied_safety.shield.rl.ppo import train
+    from embodied_safety.shield.rl.runs import evaluate_conditions
+
+    path, spec = study.run_dir(job), study.spec(job)
+    if (path / "result.json").is_file():
+        stored = read_json(path / "result.json")
+        if stored.get("spec") == json.loads(json.dumps(spec)):
+            print(f"{path.name}: stored", flush=True)
+            return stored
+    _threads(study)
+    pcfg = study.ppo(job.run, job.seed)
+    policy = load_policy(study.inputs.bc, device=study.device)
+    critic = load_critic(study.critic_dir(job.critic), policy.config) if job.critic is not None else None
+    t0 = time.perf_counter()
+    res = train(policy, ENV, margin(study, pcfg.margin), pcfg, critic=critic, time_budget=study.time_budget,
+                progress=lambda m: print(m, flush=True))
+    train_s = time.perf_counter() - t0
+    steps = int(res.history[-1]["env_steps"])
+    ev = evaluate_conditions(ENV, res.policy, study.eval_episodes, list(study.conditions))
+    res.policy.save(path / "policy")
+    if res.critic is not None:
+        res.critic.save(path / "critic")
+    write_json(path / "history.json", res.history)
+    row = {"env": ENV, "run": job.run, "seed": job.seed, "method": pcfg.method, "margin": pcfg.margin,
+           "safety_update": pcfg.safety_update, "delta": pcfg.delta, "device": study.device,
+           "steps": steps, "target_steps": pcfg.total_steps, "iterations": len(res.history),
+           "train_seconds": train_s, "wall_seconds": time.perf_counter() - t0, "steps_per_s": steps / train_s,
+           "stopped_by_time_budget": steps < pcfg.iterations * pcfg.batch, "final_dual": res.history[-1]["dual"],
+           "eval": ev, "spec": spec}
+    write_json(path / "result.json", row)
+    print(f"{path.name}: {steps} steps in {train_s:.0f} s ({row['steps_per_s']:.0f} steps/s) on {study.device}; "
+          f"SR {ev['in']['sr']:.3f} CSC {ev['in']['csc']:.2f}", flush=True)
+    return row
+
+
+def table(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str:
+    """Mean ± std over seeds per method (:func:`~embodied_safety.shield.rl.report.table_main`), then one row
+    per run with the steps it reached."""
+    budget = "none" if meta["time_budget"] is None else f"{meta['time_budget']:g} s"
+    lines = [f"# ShieldVLA study runs, Dubins-VL, budget paper (Table 14), {meta['device_name']}",
+             "", f"{len(rows)} of {meta['planned']} runs finished; training time budget per run: {budget}; "
+             f"{meta['eval_episodes']} evaluation episodes.", ""]
+    if rows:
+        lines += [rep.table_main(rows), "| run | seed | env steps | of | train s | steps/s | SR | reach | "
+                  "violation rate | CSC |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            e = r["eval"]["in"]
+            lines.append(f"| {r['run']} | {r['seed']} | {r['steps']:,} | {r['target_steps']:,} | "
+                         f"{r['train_seconds']:.0f} | {r['steps_per_s']:.0f} | {e['sr']:.3f} | {e['reach_rate']:.3f} | "
+                         f"{e['violation_rate']:.3f} | {e['csc']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_results(out: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+    """``results.json`` and ``table.md``, each replaced atomically."""
+    rows = sorted(rows, key=lambda r: (meta["runs"].index(r["run"]), r["seed"]))
+    write_json(out / "results.json", {"meta": meta, "rows": [{k: v for k, v in r.items() if k != "spec"}
+                                                             for r in rows]})
+    atomic_write_text(out / "table.md", table(rows, meta))
+
+
+def build_inputs(root: Path, episodes: int = 8) -> EnvInputs:
+    """Stand-in inputs: an untrained Dubins-VL policy, ``episodes`` of its rollouts, fixed Platt scalars."""
+    import torch
+
+    from embodied_safety.envs.control.dubins import DubinsVLEnv, DubinsVLVec
+    from embodied_safety.shield.costs.calibrate import PlattCalibration
+    from embodied_safety.shield.policy.demos import episode_seeds
+    from embodied_safety.shield.policy.rollouts import collect_rollouts
+    from embodied_safety.shield.policy.visuomotor import policy_for_env
+
+    inputs = EnvInputs(ENV, root / "bc", root / "rollouts.npz", root / "calibration")
+    torch.manual_seed(0)
+    env = DubinsVLEnv()
+    policy = policy_for_env(env)
+    env.close()
+    policy.save(inputs.bc)
+    collect_rollouts(None, policy, seeds=episode_seeds(1, range(episodes)), max_steps=100,
+                     make_vec=lambda n: DubinsVLVec(n, render=True)).save(inputs.rollouts)
+    PlattCalibration(a=4.0, b=-1.0).save(inputs.calibration / "platt.json")
+    return inputs
+
+
+@contextmanager
+def _thread_env(threads: int) -> Iterator[None]:
+    """The BLAS / OpenMP thread variables (those not set already) at ``threads`` while workers are spawned."""
+    names = [k for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if k not in os.environ]
+    os.environ.update({k: str(threads) for k in names})
+    try:
+        yield
+    finally:
+        for k in names:
+            os.environ.pop(k, None)
+
+
+def _map(jobs: int, threads: int, fn: Callable[..., Any], calls: list[tuple[Any, ...]],
+         done: Callable[[Any], None]) -> None:
+    """``fn(*call)`` for every call, in ``jobs`` spawned processes of ``threads`` threads when ``jobs > 1``;
+    ``done`` on each result as it arrives."""
+    if jobs <= 1 or len(calls) <= 1:
+        for call in calls:
+            done(fn(*call))
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with _thread_env(threads), ProcessPoolExecutor(min(jobs, len(calls)), mp_context=mp.get_context("spawn")) as pool:
+        for future in as_completed([pool.submit(fn, *call) for call in calls]):
+            done(future.result())
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", type=Path, default=Path("benchmarks/results/shield_study"))
+    p.add_argument("--device", help="torch device of the policy and critic (default: cuda if available; --tiny: cpu)")
+    p.add_argument("--runs", nargs="+", default=list(RUNS), help="run names of shield/rl/runs.py::RUNS")
+    p.add_argument("--seeds", nargs="+", type=int, help=f"default {list(SEEDS)} (--tiny: 0)")
+    p.add_argument("--total-steps", type=int, help="env steps per run (default: Table 14's 1,000,000)")
+    p.add_argument("--num-envs", type=int, help="parallel envs per run (default: the stage's 16)")
+    p.add_argument("--jobs", type=int, default=1, help="runs in parallel processes (sharing the GPU)")
+    p.add_argument("--threads", type=int, help="torch CPU threads per process (default: cores // jobs)")
+    p.add_argument("--time-budget", type=float, help="seconds of training per run; then it is evaluated")
+    p.add_argument("--eval-episodes", type=int, help=f"default {EVAL_EPISODES} (--tiny: {TINY['eval_episodes']})")
+    p.add_argument("--conditions", nargs="+", default=["in"], help="evaluation conditions: in, color, light, all")
+    p.add_argument("--warmup", nargs=2, type=int, metavar=("REGRESS", "TD"), help="critic warm-up steps "
+                   f"(default {WARMUP['regress']} {WARMUP['td']}, the study matrix)")
+    p.add_argument("--params", type=Path, default=Path("params.yaml"))
+    p.add_argument("--bc", type=Path, default=Path(f"models/shield/bc/{ENV}"))
+    p.add_argument("--rollouts", type=Path, default=Path(f"data/shield/rollouts/{ENV}/rollouts.npz"))
+    p.add_argument("--calibration", type=Path, default=Path(f"data/shield/calibration/{ENV}"),
+                   help="the dir with platt.json")
+    p.add_argument("--build-inputs", action="store_true", help="stand-in inputs under <out>/inputs (tests)")
+    p.add_argument("--tiny", action="store_true", help="CPU, a few hundred steps per run, 1 seed (the test)")
+    return p.parse_args(argv)
+
+
+def make_study(args: argparse.Namespace) -> Study:
+    import torch
+
+    tiny = TINY if args.tiny else {}
+    device = args.device or ("cpu" if args.tiny or not torch.cuda.is_available() else "cuda")
+    regress, td = args.warmup or tiny.get("warmup", WARMUP).values()
+    seeds = args.seeds or list(tiny.get("seeds", SEEDS))
+    cfg = dataclasses.replace(load_params("shield_ppo", ShieldPPOConfig, args.params), budget="paper", scale="study",
+                              runs={ENV: list(args.runs)}, seeds={ENV: seeds}, delta_sweep={},
+                              warmup={"regress": regress, "td": td}, register=False)
+    label_cfg = load_params("rubric_label", RubricLabelConfig, args.params)
+    if label_cfg.backend != "pixel":
+        raise SystemExit(f"rubric_label.backend {label_cfg.backend!r}: this script scores frames with the pixel scorer")
+    jobs = max(1, args.jobs)
+    overrides: dict[str, Any] = {"threads": args.threads or max(1, (os.cpu_count() or 2) // jobs)}
+    for key, value in (("total_steps", args.total_steps or tiny.get("total_steps")),
+                       ("num_envs", args.num_envs or tiny.get("num_envs"))):
+        if value:
+            overrides[key] = int(value)
+    if args.build_inputs:
+        inputs = build_inputs(args.out / "inputs")
+    else:
+        inputs = EnvInputs(ENV, args.bc, args.rollouts, args.calibration)
+        missing = [p for p in inputs.files() if not Path(p).exists()]
+        if missing:
+            raise SystemExit(f"missing inputs {missing}: run the bc_policy, shield_rollouts and calibrate stages "
+                             "(or pass --bc / --rollouts / --calibration, or --build-inputs for stand-ins)")
+    return Study(cfg, label_cfg, inputs, args.out, device, overrides,
+                 args.eval_episodes or tiny.get("eval_episodes", EVAL_EPISODES), tuple(args.conditions),
+                 args.time_budget)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    import importlib.util
+
+    import torch
+
+    args = parse(argv)
+    if importlib.util.find_spec("gymnasium") is None:  # Dubins-VL's module imports it; workers would fail late
+        raise SystemExit("gymnasium is not importable: put gymnasium and farama_notifications (pure Python) on "
+                         "PYTHONPATH (see the module docstring)")
+    args.out.mkdir(parents=True, exist_ok=True)
+    study = make_study(args)
+    todo = plan(study.cfg, ENV)
+    gpu = study.device.startswith("cuda")
+    meta: dict[str, Any] = {"device": study.device, "device_name": torch.cuda.get_device_name(study.device) if gpu
+                            else "cpu", "torch": torch.__version__, "runs": list(args.runs),
+                            "seeds": study.cfg.seeds[ENV], "planned": len(todo.jobs), "time_budget": study.time_budget,
+                            "eval_episodes": study.eval_episodes, "conditions": list(study.conditions),
+                            "warmup": dict(study.cfg.warmup), "overrides": study.overrides,
+                            "inputs": study.inputs.files(), "jobs": args.jobs, "critic_seconds": {}}
+    t0 = time.perf_counter()
+    print(f"{len(todo.critics)} warm critics, {len(todo.jobs)} runs on {meta['device_name']}, "
+          f"{args.jobs} at a time", flush=True)
+
+    def critic_done(got: tuple[tuple[str, str], float]) -> None:
+        meta["critic_seconds"]["/".join(got[0])] = got[1]
+
+    threads = int(study.overrides["threads"])
+    _map(args.jobs, threads, warm_critic, [(study, k, c) for k, c in todo.critics.items()], critic_done)
+    rows: list[dict[str, Any]] = []
+
+    def run_done(row: dict[str, Any]) -> None:
+        rows.append(row)
+        meta["elapsed_seconds"] = time.perf_counter() - t0
+        write_results(args.out, rows, meta)
+
+    write_results(args.out, rows, meta)
+    _map(args.jobs, threads, run_job, [(study, job) for job in todo.jobs], run_done)
+    print((args.out / "table.md").read_text(), flush=True)
+    return read_json(args.out / "results.json")
+
+
+if __name__ == "__main__":
+    main()

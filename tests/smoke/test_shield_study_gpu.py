@@ -1,0 +1,57 @@
+"""benchmarks/shield_study_gpu.py --tiny: the ShieldVLA study's Dubins-VL runs (PPO-Lagrangian, gated HJ with the
+rubric and the ground-truth margin) at a tiny budget on CPU, from stand-in inputs the script builds (an untrained
+policy, a few of its rollouts, fixed Platt scalars), so no DVC output is needed."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("torch")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+
+def test_tiny_study_writes_real_rows_and_a_table(tmp_path):
+    import shield_study_gpu as script
+
+    out = tmp_path / "out"
+    results = script.main(["--tiny", "--build-inputs", "--out", str(out), "--time-budget", "1e9"])
+    rows = results["rows"]
+    assert [(r["run"], r["seed"]) for r in rows] == [(run, 0) for run in script.RUNS]
+    assert results["meta"]["device"] == "cpu" and results["meta"]["planned"] == 3
+    for r in rows:
+        assert r["device"] == "cpu" and r["steps"] == r["target_steps"] == script.TINY["total_steps"]
+        assert not r["stopped_by_time_budget"] and r["steps_per_s"] > 0 and r["train_seconds"] > 0
+        ev = r["eval"]["in"]
+        assert ev["episodes"] == script.TINY["eval_episodes"]
+        assert 0.0 <= ev["sr"] <= ev["reach_rate"] <= 1.0 and 0.0 <= ev["violation_rate"] <= 1.0
+        assert ev["csc"] >= 0.0 and math.isfinite(ev["mean_return"])
+        run_dir = out / "runs" / f"{r['run']}-seed0"
+        assert (run_dir / "policy" / "model.safetensors").is_file()
+        assert (run_dir / "critic").is_dir() == (r["method"] == "gated")
+        history = json.loads((run_dir / "history.json").read_text())
+        assert history[-1]["env_steps"] == r["steps"]
+    assert {r["margin"] for r in rows} == {"rubric", "gt"}
+    assert sorted(p.name for p in (out / "critics").iterdir()) == ["gt-policy_mean", "rubric-policy_mean"]
+    assert json.loads((out / "results.json").read_text()) == results
+
+    table = (out / "table.md").read_text()
+    assert "3 of 3 runs finished" in table
+    for label in ("PPO-Lagrangian (SafeVLA-style)", "HJ (GT cost), gated", "ShieldVLA: HJ critic + gate (rubric margin)"):
+        assert label in table
+    assert all(f"| {r['run']} | 0 | {r['steps']:,} |" in table for r in rows)
+
+    # a re-run with the same settings reuses the stored runs; a time budget of ~0 stops after one iteration
+    again = script.main(["--tiny", "--out", str(out), "--time-budget", "1e9", "--runs", "ppo_lag",
+                         "--bc", str(out / "inputs" / "bc"), "--rollouts", str(out / "inputs" / "rollouts.npz"),
+                         "--calibration", str(out / "inputs" / "calibration")])
+    assert again["rows"][0]["train_seconds"] == rows[0]["train_seconds"]
+    short = script.main(["--tiny", "--build-inputs", "--out", str(tmp_path / "short"), "--time-budget", "0",
+                         "--runs", "ppo_lag", "--num-envs", "2"])
+    (row,) = short["rows"]
+    assert row["steps"] == 2 * 64 and row["stopped_by_time_budget"] and row["iterations"] == 1
