@@ -163,6 +163,11 @@ def run_group(run: Run, variants: tuple[str, ...]) -> dict[str, tuple[dict[str, 
         return _evaluate(splits["dev"], a, run.extra_steps)[0]
 
     for v in variants:
+        stored = run.work / "variants" / f"{v}.json"
+        if stored.is_file():  # finished in an earlier call of the lease
+            got = read_json(stored)
+            out[v] = (got["metrics"], got["per_task"])
+            continue
         path, prev = run.work / "base", ()
         for phase in RECIPES.get(v, ()):
             key = (*prev, f"{phase.kind}-{phase.data}")
@@ -171,10 +176,13 @@ def run_group(run: Run, variants: tuple[str, ...]) -> dict[str, tuple[dict[str, 
                 if data[phase.data]:
                     fn, params = trainers[phase.kind]
                     done[key] = run.work / "__".join(key)
-                    steps = -(-len(data[phase.data]) // 16) * int(params["num_train_epochs"])
-                    fn(path, data[phase.data], done[key], params, run.seed, peft=LORA,  # tiny: no dev selection
-                       evaluate=None if run.tiny else dev_eval, eval_every=max(1, steps // run.dev_evals),
-                       sr_floor=run.floor)
+                    marker = done[key].with_name(done[key].name + ".done")
+                    if not marker.is_file():
+                        steps = -(-len(data[phase.data]) // 16) * int(params["num_train_epochs"])
+                        fn(path, data[phase.data], done[key], params, run.seed, peft=LORA,  # tiny: no dev selection
+                           evaluate=None if run.tiny else dev_eval, eval_every=max(1, steps // run.dev_evals),
+                           sr_floor=run.floor)
+                        atomic_write_text(marker, "")
                 else:
                     print(f"{v}: no {phase.data} data; phase skipped")
             path, prev = done[key], key
@@ -183,6 +191,7 @@ def run_group(run: Run, variants: tuple[str, ...]) -> dict[str, tuple[dict[str, 
             m, per[s] = _evaluate(splits[s], a, run.extra_steps)
             metrics.update({f"{s}/{k}": x for k, x in m.items()})
         out[v] = (metrics, per)
+        write_json(stored, {"metrics": metrics, "per_task": per})
         del a
     return out
 
@@ -247,29 +256,39 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                       "loss_type": ["sigmoid", "sft"], "loss_weights": [1.0, 1.0]}}
     extra_steps = 0 if args.tiny else 10
 
-    # 1. base actor: LoRA SFT on the bootstrap data (safety steps mostly dropped)
-    examples = bootstrap_examples(splits["train"], DataSettings(drop_prob=0.9, patterns=2, seed=args.seed))
-    rows = [{"messages": [{"role": "user", "content": e.prompt}, {"role": "assistant", "content": e.completion}]}
-            for e in examples]
-    train_sft(start, rows, work / "base", base_p, args.seed, peft=LORA)
+    # Each step leaves a record under <out>/work, and a re-run with the same --out resumes after the last finished
+    # one (a lease's calls are at most 10 minutes each; the GPU machine keeps the files between calls).
     run = Run(args.tiny, args.splits, args.max_tasks, work, device, tokens, args.batch_size, args.seed,
               args.dev_evals, extra_steps, 0.0, params)
-    base = run.actor(work / "base")
-    base_dev = _evaluate(splits["dev"], base, extra_steps)[0]
-    run = replace(run, floor=floor_from(base_dev["sr"], 0.05))
-    results: dict[str, Any] = {"base": {}, "variants": {}, "base_dev": base_dev, "sr_floor": run.floor,
-                               "device": torch.cuda.get_device_name(0) if gpu else "cpu", "args": vars(args)}
-    print(f"base: {len(rows)} examples; dev {base_dev}; floor {run.floor:.3f} ({time.time() - t0:.0f} s)", flush=True)
+    results: dict[str, Any] = {"base": {}, "variants": {}, "device": torch.cuda.get_device_name(0) if gpu else "cpu",
+                               "args": {k: str(v) for k, v in vars(args).items()}}
+    # 1. base actor: LoRA SFT on the bootstrap data (safety steps mostly dropped)
+    if not (work / "base.json").is_file():
+        examples = bootstrap_examples(splits["train"], DataSettings(drop_prob=0.9, patterns=2, seed=args.seed))
+        rows = [{"messages": [{"role": "user", "content": e.prompt}, {"role": "assistant", "content": e.completion}]}
+                for e in examples]
+        train_sft(start, rows, work / "base", base_p, args.seed, peft=LORA)
+        base_dev = _evaluate(splits["dev"], run.actor(work / "base"), extra_steps)[0]
+        write_json(work / "base.json", {"examples": len(rows), "base_dev": base_dev,
+                                        "sr_floor": floor_from(base_dev["sr"], 0.05), "base_seconds": time.time() - t0})
+    results.update(read_json(work / "base.json"))
+    run = replace(run, floor=results["sr_floor"])
+    write_json(args.out / "results.json", results)
+    print(f"base: {results['examples']} examples; dev {results['base_dev']}; floor {run.floor:.3f} "
+          f"({time.time() - t0:.0f} s)", flush=True)
     # 2. branches
-    settings = BranchSettings(max_steps=8 if args.tiny else 30, max_repair_attempts=2 if args.tiny else 6)
-    temperatures = (0.0,) if args.tiny else tuple(float(t) for t in args.temperatures.split(","))
-    got = branch_data(splits["train"], base, temperatures, settings, args.seed)
-    del base
-    data = datasets(got["pairs"], got["pairs_fb"], got["sft"], got["replay"], [], [],
-                    golden=golden_replay(splits["train"]),
-                    extra_pairs=extra_pairs(("after_repair", "contrast"), splits["train"], got["final"]))
-    write_json(work / "data.json", data)
-    results["branches"] = {"raw": got["raw"], "pairs": len(got["pairs"]), **{k: len(v) for k, v in data.items()}}
+    if not (work / "branches.json").is_file():
+        settings = BranchSettings(max_steps=8 if args.tiny else 30, max_repair_attempts=2 if args.tiny else 6)
+        temperatures = (0.0,) if args.tiny else tuple(float(t) for t in args.temperatures.split(","))
+        got = branch_data(splits["train"], run.actor(work / "base"), temperatures, settings, args.seed)
+        data = datasets(got["pairs"], got["pairs_fb"], got["sft"], got["replay"], [], [],
+                        golden=golden_replay(splits["train"]),
+                        extra_pairs=extra_pairs(("after_repair", "contrast"), splits["train"], got["final"]))
+        write_json(work / "data.json", data)
+        write_json(work / "branches.json", {"raw": got["raw"], "pairs": len(got["pairs"]),
+                                            **{k: len(v) for k, v in data.items()}, "seconds": time.time() - t0})
+    results["branches"] = read_json(work / "branches.json")
+    write_json(args.out / "results.json", results)
     print(f"branches: {results['branches']} ({time.time() - t0:.0f} s)", flush=True)
     # 3. the base evaluation and the variants (chains share their SFT prefix), groups in parallel processes
     per: dict[str, dict[str, Any]] = {}

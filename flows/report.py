@@ -18,6 +18,7 @@
 | `agentbench.md`, `agentbench_*.png` | SafeAgentBench Tables 2-3, Fig. 6 | `data/agentbench/tables.md` |
 | `shield_tables.md` | ShieldVLA Tables 2-7 (all envs) | `data/shield/ppo/<env>/results.json` |
 | `shield_<env>.md`, `shield_<env>_{curves,bars,safe_set}.png` | ShieldVLA per env (+ gate check), Fig. 3 | `data/shield/ppo/<env>/` |
+| `gpu_runs.md` | SmolLM2 Table 2 and the Dubins-VL study from GPU leases | `benchmarks/gpu_runs/<date>/` (committed) |
 
 Each Markdown file ends with its provenance: the code key of this stage and the content hash of every input
 it was rendered from (no commit or run id: the files are DVC outputs, identical for identical inputs).
@@ -47,16 +48,17 @@ ALFRED = Path("data/alfred")
 ALFRED_METRICS = Path("data/alfred_metrics.json")
 AGENTBENCH = Path("data/agentbench")
 SHIELD = Path("data/shield/ppo")
+GPU_RUNS = Path("benchmarks/gpu_runs")  # committed: one folder per GPU lease (benchmarks/gpu_lease.sh)
 
 
 @flow(name="report", log_prints=True)
 def report(out: Path = OUT, safebranch: Path = SAFEBRANCH, sb_metrics: Path = SB_METRICS, baselines: Path = BASELINES,
            funnel_path: Path = FUNNEL, alfred: Path = ALFRED, alfred_metrics: Path = ALFRED_METRICS,
-           agentbench: Path = AGENTBENCH, shield: Path = SHIELD) -> list[str]:
+           agentbench: Path = AGENTBENCH, shield: Path = SHIELD, gpu_runs: Path = GPU_RUNS) -> list[str]:
     with mlflow_run(tracking_config(), "report") as run:
         names = render(cached_code_key(*STAGE.code_modules), out, safebranch, sb_metrics, baselines, funnel_path,
                        alfred, alfred_metrics, agentbench, LABELS, shield,
-                       lambda rows: render_tables(rows, "ShieldVLA part 2, all environments"))
+                       lambda rows: render_tables(rows, "ShieldVLA part 2, all environments"), gpu_runs)
         log_artifacts([out / n for n in names] + [out / "index.md"])
     print(f"{len(names)} report files in {out}/ (MLflow run {run.info.run_id}): {', '.join(names)}")
     return names
@@ -65,7 +67,7 @@ def report(out: Path = OUT, safebranch: Path = SAFEBRANCH, sb_metrics: Path = SB
 STAGE = Stage("report", report, inputs={
     "safebranch": str(SAFEBRANCH), "sb_metrics": str(SB_METRICS), "baselines": str(BASELINES),
     "funnel_path": str(FUNNEL), "alfred": str(ALFRED), "alfred_metrics": str(ALFRED_METRICS),
-    "agentbench": str(AGENTBENCH), "shield": str(SHIELD)}, outs=(str(OUT),))
+    "agentbench": str(AGENTBENCH), "shield": str(SHIELD), "gpu_runs": str(GPU_RUNS)}, outs=(str(OUT),))
 main = STAGE.main
 
 if __name__ == "__main__":

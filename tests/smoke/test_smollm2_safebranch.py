@@ -37,7 +37,12 @@ def test_tiny_chain_on_a_word_level_stand_in(tmp_path):
 
     out = tmp_path / "out"
     # --jobs 2: the variant groups in spawned processes, as on the GPU machine
-    _check(script.main(["--tiny", "--jobs", "2", "--model", "stand-in", "--out", str(out)]), out, script)
+    first = script.main(["--tiny", "--jobs", "2", "--model", "stand-in", "--out", str(out)])
+    _check(first, out, script)
+    # a second call with the same --out (the next call of a GPU lease) resumes: every step is read back, not re-run
+    again = script.main(["--tiny", "--model", "stand-in", "--out", str(out)])
+    assert again["variants"] == first["variants"] and again["base"] == first["base"]
+    assert again["branches"] == first["branches"] and again["base_dev"] == first["base_dev"]
     assert script.groups(script.VARIANTS) == [("base",), ("sft_only", "safebranch"), ("golden_replay_only",),
                                               ("branchpo_only",)]
 

@@ -102,3 +102,29 @@ def test_render_includes_shieldvla_part2_from_each_envs_outputs(tmp_path):
     dubins = (out / "shield_dubins.md").read_text()
     assert "_dubins: ShieldVLA part 2 (demo matrix)_" in dubins and "## Offline gate check" in dubins
     assert "shield_tables.md" in (out / "index.md").read_text()
+
+
+def test_gpu_lease_folders_render_into_one_file(tmp_path):
+    """Each committed lease folder (benchmarks/gpu_runs/<date>/) becomes a section of gpu_runs.md, tables first,
+    the chain's progress lines as a code block; the provenance names every file."""
+    leases = tmp_path / "gpu_runs"
+    one, two = leases / "2026-01-02", leases / "2026-03-04"
+    one.mkdir(parents=True)
+    two.mkdir()
+    (one / "notes.md").write_text("# what ran\n\nthe chain alone\n")
+    (one / "smollm2_table2.md").write_text("# Table 2, SmolLM2\n\n| method | SR |\n|---|---|\n| base | 0.5 |\n")
+    (one / "smollm2.log").write_text("base: 10 examples\nbranches: 3 pairs\n")
+    (two / "dubins_table.md").write_text("# study runs\n\n| run | SR |\n|---|---|\n| gated | 0.2 |\n")
+    (two / "unlisted.txt").write_text("not rendered")
+    missing = tmp_path / "missing"
+    out = tmp_path / "reports"
+    names = render("code1", out, missing, missing / "sb.json", missing / "bl.json", missing / "f.json", missing,
+                   missing / "a.json", missing, LABELS, gpu_runs=leases)
+    assert "gpu_runs.md" in names
+    text = (out / "gpu_runs.md").read_text()
+    body, provenance = text.split("_Rendered")
+    assert body.index("## Lease 2026-01-02") < body.index("### What ran") < body.index("_Table 2, SmolLM2_") \
+        < body.index("```\nbase: 10 examples") < body.index("## Lease 2026-03-04") < body.index("| gated | 0.2 |")
+    assert "not rendered" not in body and "2026-03-04/unlisted.txt" in provenance
+    assert render("code1", tmp_path / "r2", missing, missing / "sb.json", missing / "bl.json", missing / "f.json",
+                  missing, missing / "a.json", missing, LABELS, gpu_runs=missing) == []

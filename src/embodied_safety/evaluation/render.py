@@ -73,9 +73,10 @@ def methods(sb: dict[str, float], bl: dict[str, float],
 
 def render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: Path, funnel_path: Path,
            alfred: Path, alfred_metrics: Path, agentbench: Path, labels: Mapping[str, str], shield: Path | None = None,
-           shield_tables: Callable[[list[dict]], str] | None = None) -> list[str]:
+           shield_tables: Callable[[list[dict]], str] | None = None, gpu_runs: Path | None = None) -> list[str]:
     """Write ``out`` whole (scratch folder, swapped in): every table and figure, ``index.md``, the manifest; the names.
-    ``shield``: ShieldVLA part 2's output root (``<env>/{results.json,tables.md,*.png}``)."""
+    ``shield``: ShieldVLA part 2's output root (``<env>/{results.json,tables.md,*.png}``); ``gpu_runs``: one folder
+    per GPU lease (``benchmarks/gpu_lease.sh``: the SmolLM2 chain's and the Dubins-VL study's tables and logs)."""
     tmp = scratch_dir(out)
     written: list[Path] = []
     results = safebranch / "results.json"
@@ -132,6 +133,10 @@ def render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: 
     shield_results = sorted(shield.glob("*/results.json")) if shield is not None and shield.is_dir() else []
     if shield_results:
         _shield(shield_results, shield_tables, md, copy)
+    leases = sorted(p for p in gpu_runs.iterdir() if p.is_dir()) if gpu_runs is not None and gpu_runs.is_dir() else []
+    if leases:
+        md("gpu_runs.md", "GPU leases: SafeBranch on SmolLM2-135M and the Dubins-VL ShieldVLA study (one H200)",
+           "".join(_lease(d) for d in leases), *sorted(f for d in leases for f in d.iterdir()))
     names = sorted({p.name for p in written})
     sources = (sb_metrics, baselines, funnel_path, alfred_metrics, *shield_results)
     atomic_write_text(tmp / "index.md", "# Reports\n\n" + "\n".join(f"* [{n}]({n})" for n in names) + "\n"
@@ -139,6 +144,24 @@ def render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: 
     write_manifest(tmp, {"files": names}, inputs=[p for p in sources if p.exists()])
     replace_dir(tmp, out)
     return names
+
+
+#: what a lease folder may hold, in the order rendered: (file, heading, shown as a code block)
+LEASE_FILES = (("notes.md", "What ran", False),
+               ("smollm2_table2.md", "SmolLM2-135M + LoRA, Table 2", False),
+               ("smollm2_paired.md", "SmolLM2-135M, per-task paired differences", False),
+               ("smollm2.log", "SmolLM2-135M chain, progress lines", True),
+               ("dubins_table.md", "Dubins-VL study runs", False))
+
+
+def _lease(folder: Path) -> str:
+    """One lease's section: its tables (their own titles demoted) and the chain's progress lines."""
+    parts = [f"## Lease {folder.name}\n"]
+    for name, heading, code in LEASE_FILES:
+        if (folder / name).is_file():
+            text = (folder / name).read_text().strip()
+            parts.append(f"### {heading}\n\n" + (f"```\n{text}\n```" if code else _untitled(text).strip()) + "\n")
+    return "\n".join(parts) + "\n"
 
 
 def _shield(results: list[Path], tables: Callable[[list[dict]], str] | None, md: Callable[..., None],
