@@ -46,3 +46,36 @@ def test_every_stage_entry_point_pins_threads():
 
     src = inspect.getsource(Stage.main)
     assert src.index("pin_stage_threads()") < src.index("parser.parse_args")
+
+
+KERNELS = """
+import json, sys
+import torch
+from embodied_safety.threads import pin_stage_threads
+pin_stage_threads()
+torch.manual_seed(0)
+x = torch.randn(64, 64)
+print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(), "sum": float((x @ x).sum())}))
+"""
+
+
+def kernels(**env: str) -> dict:
+    base = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR")}
+    out = subprocess.run([sys.executable, "-c", KERNELS], env={**base, **env}, check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_stages_compute_with_the_avx2_kernels_on_any_x86_machine():
+    """torch picks AVX-512 kernels where it can, and they round differently from AVX2 ones: the pin makes an AVX-512
+    machine compute what an AVX2 machine computes (set after torch is imported, before its first computation)."""
+    import platform
+
+    import pytest
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("x86 kernels")
+    pinned = kernels()
+    assert pinned["capability"] == "AVX2"
+    assert kernels(ATEN_CPU_CAPABILITY="avx2") == pinned  # what an AVX2-only machine would run
+    assert kernels(ATEN_CPU_CAPABILITY="default")["capability"] == "DEFAULT"  # the user's setting wins
