@@ -13,7 +13,11 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha256s
 # `uv pip install` into .venv with pip's find-links (the CPU torch wheel lies there; torch is installed first and
 # pinned, since an unpinned resolve would pull a multi-GB CUDA build)
 # $(call UV_PIP,VENV) installs into another venv with .venv's uv
-UV_PIP = $(BIN)/uv pip install --quiet --python $(or $(1),$(VENV))/bin/python \
+# --compile-bytecode: write every installed module's .pyc now. Where PYTHONDONTWRITEBYTECODE is set (our machines)
+# nothing writes them later, and each process compiled torch/transformers/trl/prefect/mlflow from source: 19.5 s to
+# import them against 9.0 s with the .pyc files, in every stage process, DVC call and test subprocess. (pip, the
+# fallback, compiles by default.)
+UV_PIP = $(BIN)/uv pip install --quiet --compile-bytecode --python $(or $(1),$(VENV))/bin/python \
   $(foreach d,$(or $(PIP_FIND_LINKS),$(shell $(PY) -m pip config get global.find-links 2>/dev/null)),--find-links $(d))
 # the project's extras in .venv (a variable: a literal comma would split $(call ...)'s arguments)
 EXTRAS := pipeline,train,llm,control,dask,ray,dev
