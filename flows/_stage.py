@@ -210,20 +210,36 @@ class Stage:
             defaults &= value == parser.get_default(dest)
             if dest in names and value is not None:
                 kwargs[dest] = value
+        from embodied_safety.io import clear_scratch
         from tasks.progress import quiet_progress_bars, strip_carriage_returns
 
         quiet_progress_bars()
         strip_carriage_returns()
-        if self.call is not None:
-            return self.call(self, cfg, args, kwargs)
-        flow_obj = self.wrap(self.flow, cfg) if self.wrap is not None else self.flow
-        flow_obj = self.publishing(flow_obj)
-        result = run_stage(flow_obj, *([cfg] if self.config is not None else []), **kwargs)
+        outs = self.out_paths(args)
+        for out in outs:  # a killed earlier run's scratch folders
+            clear_scratch(out)
+        try:
+            if self.call is not None:
+                return self.call(self, cfg, args, kwargs)
+            flow_obj = self.wrap(self.flow, cfg) if self.wrap is not None else self.flow
+            flow_obj = self.publishing(flow_obj)
+            result = run_stage(flow_obj, *([cfg] if self.config is not None else []), **kwargs)
+        finally:  # a failed run's: beside an output they would change the hash of any folder that holds it
+            for out in outs:
+                clear_scratch(out)
         if defaults and self.metrics and not self.foreach:
             if not Path(self.metrics).is_file():
                 raise SystemExit(f"stage {self.name}: the declared metrics file {self.metrics} was not written")
             strip_run_facts(Path(self.metrics))
         return result
+
+    def out_paths(self, args: argparse.Namespace | None = None) -> list[Path]:
+        """The declared outputs, metrics file and plots of this run; ``${item}`` from the ``--env`` argument (outputs
+        of other items are left out: another item may be running)."""
+        item = getattr(args, "env", None) if args is not None else None
+        paths = [o.path if isinstance(o, Out) else o for o in self.outs]
+        paths += [p.path if isinstance(p, Plot) else p for p in self.plots] + ([self.metrics] if self.metrics else [])
+        return [Path(p.replace("${item}", item) if item else p) for p in paths if item or "${item}" not in p]
 
 
     # ------------------------------------------------------------------ results in the Prefect UI

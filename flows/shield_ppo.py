@@ -70,7 +70,7 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
     results.copy_best(rows, mtmp)
     replace_dir(mtmp, models_root / env)
     metrics = results.env_metrics(env, rows, agreement, checks)
-    report_env(cfg, env, out, rows, metrics)  # MLflow; with ``register``, the champion and metrics["promoted"]
+    report_env(cfg, env, out, rows, metrics)  # MLflow; with ``register``, the champion (and ``promoted`` there)
     replace_dir(out, out_root / env)
     write_json(out_root.parent / f"ppo_metrics_{env}.json", without_run_facts(metrics))
     print(tables)

@@ -196,11 +196,12 @@ def promote_best(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]) -> 
 def report_env(cfg: ShieldPPOConfig, env: str, out: Path, rows: list[dict[str, Any]],
                metrics: dict[str, float]) -> None:
     """The env's report run in MLflow (metrics, the result files); with ``register``, the champion moved and
-    ``metrics["promoted"]`` set."""
+    ``promoted`` logged there. Not in ``metrics``: whether a run is promoted depends on the registry's state (1 in a
+    fresh workspace, 0 where a better champion exists), and the stage's metrics file must depend on its inputs only."""
     from embodied_safety.shield.rl.results import LOGGED
 
     with mlflow_run(tracking_config(cfg.tracking), f"shield_ppo/{env}/report", {"env": env, "budget": cfg.budget}):
         log_metrics(metrics)
         log_artifacts([out / n for n in LOGGED])
         if cfg.register:
-            metrics["promoted"] = float(bool(promote_best(cfg, env, rows).get("policy", {}).get("promoted")))
+            log_metrics({"promoted": float(bool(promote_best(cfg, env, rows).get("policy", {}).get("promoted")))})

@@ -64,6 +64,25 @@ def scratch_dir(final: str | os.PathLike[str]) -> Path:
     return Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.tmp-"))
 
 
+def clear_scratch(final: str | os.PathLike[str]) -> list[Path]:
+    """Remove what a failed or killed writer of ``final`` left beside it (:func:`scratch_dir`'s ``.<name>.tmp-*``
+    folders, :func:`replace_dir`'s ``.<name>.old-*`` trash); returns the removed paths. Only for a path one process
+    writes at a time (a stage's declared output): inside a parent folder that another stage hashes, such leftovers
+    would change that stage's deps, and no run can resume from them (their names are random)."""
+    import shutil
+
+    final = Path(final)
+    if not final.parent.is_dir():
+        return []
+    gone = sorted([*final.parent.glob(f".{final.name}.tmp-*"), *final.parent.glob(f".{final.name}.old-*")])
+    for p in gone:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+    return gone
+
+
 #: keys of wall-clock measurements (HF Trainer's ``train_runtime``, ``*_per_second``; our ``seconds``)
 _TIMING_KEYS = ("runtime", "seconds", "per_second", "elapsed")
 #: keys naming a run's place in a registry (an MLflow model version counts up with every run in a workspace)

@@ -114,4 +114,4 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
     stamps = [p.stat().st_mtime_ns for p in stored]
     again = sp.shield_ppo(ppo_cfg, env="dubins", out_root=d / "ppo", models_root=m / "ppo")  # trains nothing
     assert [p.stat().st_mtime_ns for p in stored] == stamps
-    assert {k: v for k, v in again.items() if k != "promoted"} == {k: v for k, v in out.items() if k != "promoted"}
+    assert again == out and "promoted" not in out  # the registry decision is in MLflow, not the hashed metrics

@@ -159,3 +159,42 @@ def test_every_plot_file_is_a_stage_output(declared):
     for p in spec["plots"]:
         f = p if isinstance(p, str) else next(iter(p))
         assert any(f == o or f.startswith(o.rstrip("/") + "/") for o in outs), f
+
+
+def test_a_failed_or_killed_run_leaves_no_scratch_folder_beside_its_outputs(tmp_path, monkeypatch):
+    """Issue 19: a stage's scratch folders (``.<out>.tmp-*``) sit beside its outputs, inside folders another stage may
+    hash; the envelope removes a killed run's before running and a failed run's after."""
+    from embodied_safety.io import replace_dir, scratch_dir, write_json
+    from flows._stage import Out, Stage
+
+    monkeypatch.chdir(tmp_path)
+    stale = tmp_path / "data" / ".out.tmp-killed"
+    (stale / "part").mkdir(parents=True)
+    seen: list[bool] = []
+
+    def ok(out: Path = Path("data/out")) -> None:
+        seen.append(stale.exists())  # already gone when the flow starts
+        tmp = scratch_dir(out)
+        write_json(tmp / "x.json", {"a": 1})
+        replace_dir(tmp, out)
+        write_json(Path("data/metrics.json"), {"a": 1})
+
+    def fails(out: Path = Path("data/out")) -> None:
+        write_json(scratch_dir(out) / "half.json", {"a": 1})
+        raise RuntimeError("boom")
+
+    stage = Stage("ok", ok, inputs={"out": "data/out"}, outs=(Out("data/out"),), metrics="data/metrics.json")
+    stage.main([])
+    assert seen == [False] and (tmp_path / "data" / "out" / "x.json").is_file()
+    with pytest.raises(RuntimeError, match="boom"):
+        Stage("fails", fails, inputs={"out": "data/out"}, outs=("data/out",)).main([])
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["metrics.json", "out"]
+
+
+def test_out_paths_resolve_the_foreach_item(declared):
+    import argparse
+
+    ppo = next(s for s in declared if s.name == "shield_ppo")
+    paths = {str(p) for p in ppo.out_paths(argparse.Namespace(env="dubins"))}
+    assert {"data/shield/ppo/dubins", "models/shield/ppo/dubins", "data/shield/ppo_metrics_dubins.json"} <= paths
+    assert not any("${item}" in p for p in map(str, ppo.out_paths()))

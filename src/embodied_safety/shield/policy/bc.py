@@ -260,7 +260,9 @@ def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_siz
     if symmetry == "d4" and not np.allclose(policy.action_low, -policy.action_high):
         raise ValueError("symmetry d4 negates actions: the action bounds must be symmetric")
     sym_gen = torch.Generator().manual_seed(seed + 7919)  # its own stream: the shifts do not change with it
-    opt = torch.optim.Adam(list(policy.parameters()), lr=lr, weight_decay=weight_decay)
+    # foreach: one multi-tensor update; on CPU torch defaults to a Python loop over the tensors. Two Dubins-VL BC epochs
+    # on 2 cores: 7.6 s -> 6.9 s, the same weights to the last bit (stop 35)
+    opt = torch.optim.Adam(list(policy.parameters()), lr=lr, weight_decay=weight_decay, foreach=True)
     if select_by == "sr" and eval_fn is None:
         select_by = "nll"  # nothing to rank by SR
     selection_key({"epoch": 0.0}, select_by)  # validates the name

@@ -368,7 +368,8 @@ class CriticTrainer:
     def __init__(self, critic: SafetyCritic, seed: int = 0) -> None:
         self.critic = critic
         self.target = copy.deepcopy(critic).requires_grad_(False).eval()
-        self.optimizer = torch.optim.Adam([p for p in critic.parameters() if p.requires_grad], lr=critic.config.lr)
+        self.optimizer = torch.optim.Adam([p for p in critic.parameters() if p.requires_grad], lr=critic.config.lr,
+                                          foreach=True)  # as shield/policy/bc.py
         self.updates = 0
 
     @torch.no_grad()

@@ -353,11 +353,11 @@ class GatedPPO:
         if not cfg.train_encoder:
             policy.encoder.requires_grad_(False)
         self.pi_params = [p for p in policy.parameters() if p.requires_grad]
-        self.pi_opt = torch.optim.Adam(self.pi_params, lr=cfg.lr, eps=1e-5)
+        self.pi_opt = torch.optim.Adam(self.pi_params, lr=cfg.lr, eps=1e-5, foreach=True)  # as shield/policy/bc.py
         #: a frozen copy of the start policy for the KL anchor (``kl_start``); its weight this iteration
         self.start_policy = copy.deepcopy(policy).eval().requires_grad_(False) if cfg.kl_start > 0 else None
         self.kl_weight = cfg.kl_start
-        self.v_opt = torch.optim.Adam(self.value_params, lr=cfg.value_lr, eps=1e-5)
+        self.v_opt = torch.optim.Adam(self.value_params, lr=cfg.value_lr, eps=1e-5, foreach=True)
         self.trainer: CriticTrainer | None = None
         #: the (frozen) critic encoder has the (frozen) policy encoder's weights: the critic reads the policy's
         #: features (TurtleBot-Nav / Franka-Reach, whose warm-up freezes it), one CNN pass per frame
