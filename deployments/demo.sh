@@ -20,6 +20,13 @@ if [[ -z "${PREFECT_API_URL:-}" ]]; then
   port=$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   mkdir -p .services
   printf '%s' "Prefect server for this run  http://127.0.0.1:$port ..."
+  # this run's own server: its runs are watched, never scheduled, so the loop services that schedule, expire, cancel,
+  # vacuum or trigger runs stay off (3.3 s of CPU to start instead of 8.4 s, 1.1 % of a core idle instead of 1.6 %)
+  for service in SCHEDULER LATE_RUNS FOREMAN PAUSE_EXPIRATIONS CANCELLATION_CLEANUP REPOSSESSOR TRIGGERS DB_VACUUM \
+                 CLEANUP_RECONCILER; do
+    var="PREFECT_SERVER_SERVICES_${service}_ENABLED"
+    export "$var=${!var:-false}"  # a value you set wins
+  done
   setsid prefect server start --host 127.0.0.1 --port "$port" >.services/demo-prefect.log 2>&1 </dev/null &
   pid=$!
   trap 'kill -- "-$pid" 2>/dev/null || true' EXIT

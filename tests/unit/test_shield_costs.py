@@ -471,3 +471,12 @@ def test_shield_modules_import_no_heavy_library():
     code = f"import sys, embodied_safety.shield, {mods}; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_channel_max_is_the_max_over_the_rgb_axis():
+    from embodied_safety.shield.costs.pixel_scorer import channel_max
+
+    frames = np.random.default_rng(0).integers(0, 256, (5, 7, 9, 3), dtype=np.uint8)
+    assert np.array_equal(channel_max(frames), frames.max(axis=-1)) and channel_max(frames).dtype == np.uint8
+    four = np.random.default_rng(1).integers(0, 256, (2, 3, 4), dtype=np.uint8)  # not RGB: numpy's own max
+    assert np.array_equal(channel_max(four), four.max(axis=-1))

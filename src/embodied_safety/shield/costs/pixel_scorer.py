@@ -92,10 +92,20 @@ SHADE_RANGE = (0.4, 1.1)
 CHROMA_TOL = 24
 
 
+def channel_max(rgb: np.ndarray) -> np.ndarray:
+    """Each pixel's brightest channel, ``rgb.max(axis=-1)``: numpy reduces a length-3 innermost axis element by
+    element, two elementwise maxima are 26x faster on a batch of 84x84 frames (stop 35: this max was 18 % of the
+    shield_ppo stage) and give the same values."""
+    rgb = np.asarray(rgb)
+    if rgb.shape[-1] != 3:
+        return rgb.max(axis=-1)
+    return np.maximum(np.maximum(rgb[..., 0], rgb[..., 1]), rgb[..., 2])
+
+
 def chromaticity(rgb: np.ndarray) -> np.ndarray:
     """Each pixel scaled so its brightest channel is 255 (uint8): a shaded surface keeps one chromaticity."""
     rgb = np.asarray(rgb)
-    peak = rgb.max(axis=-1, keepdims=True).astype(np.uint16)
+    peak = channel_max(rgb)[..., None].astype(np.uint16)
     return (rgb.astype(np.uint16) * 255 // np.maximum(peak, 1)).astype(np.uint8)
 
 
@@ -122,7 +132,7 @@ def classify(frames: np.ndarray, spec: FrameSpec) -> tuple[np.ndarray, np.ndarra
     colours = [*spec.obstacle, *spec.agent, *spec.boundary]
     bits = _gather(_lut(colours, spec.tol), frames)
     shaded = _gather(_lut(colours, CHROMA_TOL, chromaticity), chromaticity(frames))
-    peak = frames.max(axis=-1).astype(np.float32)
+    peak = channel_max(frames).astype(np.float32)
     for i, rgb in enumerate(colours):
         lo, hi = (f * max(rgb) for f in SHADE_RANGE)
         shaded &= ~np.where((peak < lo) | (peak > hi), np.uint8(1 << i), np.uint8(0))
