@@ -106,14 +106,10 @@ class Study:
 
 
 def margin(study: Study, kind: str) -> Any:
-    """The margin source of a run, as the stage's (``tasks/shield_ppo.py::margin_for``) with the pixel scorer."""
-    from embodied_safety.shield.costs.margins import margin_source
-    from embodied_safety.shield.costs.rubrics import RUBRIC_SETS
+    """The margin source of a run, chosen as the stage's (``embodied_safety.shield.costs.sources.margin_for``)."""
+    from embodied_safety.shield.costs.sources import margin_for
 
-    if kind != "rubric":
-        return margin_source(kind)  # type: ignore[arg-type]
-    return margin_source("rubric", ENV, str(study.inputs.calibration),
-                         rubric_set=RUBRIC_SETS[study.label_cfg.rubric_sets[ENV]])
+    return margin_for(ENV, kind, study.inputs.calibration, study.label_cfg, study.out / "cache")
 
 
 def _threads(study: Study) -> None:

@@ -22,9 +22,10 @@ from embodied_safety.config.rtd import RTDConfig
 from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.io import atomic_write_text, read_json, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import write_manifest
+from embodied_safety.shield.costs.sources import scorer_for
 from flows._shield import LABELS, ROLLOUTS, RTD
 from flows._stage import Stage
-from tasks.shield import STORE, scorer_for
+from tasks.shield import STORE
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, tracking_config
 
 METRICS = Path("data/shield/rtd_metrics.json")
@@ -61,7 +62,7 @@ def rtd(cfg: RTDConfig = RTDConfig(), rollouts: Path = ROLLOUTS, labels: Path = 
         rset = RubricSet.from_dict(read_json(labels / env / "rubric.json"))
         h = np.asarray(data.margin, dtype=np.float64)
         idx = stratified_pose_set(h, cfg.pose_set, band=cfg.band, seed=cfg.seed)
-        result = run_rtd(scorer_for(rset, label_cfg), proposer_for(cfg), np.asarray(data.frames)[idx],
+        result = run_rtd(scorer_for(rset, label_cfg, STORE), proposer_for(cfg), np.asarray(data.frames)[idx],
                          np.asarray(data.label)[idx], h[idx], rounds=cfg.rounds, top_k=cfg.top_k,
                          max_pairs=cfg.max_pairs, band=cfg.band)
         result.save(tmp / env / "rtd.json")

@@ -19,6 +19,7 @@ from prefect.cache_policies import NO_CACHE
 from embodied_safety.codekey import cached_code_key
 from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.manifest import hash_path
+from embodied_safety.shield.costs.sources import scorer_for, scorer_key
 from tasks.store import content_key
 
 STORE = Path(".cache/shield")
@@ -66,27 +67,6 @@ def rollout_shard(env: str, policy_dir: Path, seeds: list[int], deterministic: b
     return path
 
 
-def scorer_key(env: str, cfg: RubricLabelConfig) -> dict[str, Any]:
-    """What decides an env's rubric scores, for content keys."""
-    return {"backend": cfg.backend, "rubric": cfg.rubric_sets[env], "vlm": cfg.vlm if cfg.backend == "vlm" else None}
-
-
-def scorer_for(rset: Any, cfg: RubricLabelConfig, cache_dir: Path = STORE) -> Any:
-    """The pixel scorer (default) or the VLM scorer over an OpenAI-compatible endpoint, for one rubric set: the
-    scorer ``rubric_label`` labels with, so every later stage that re-scores frames (RTD, the rubric margin of
-    ``shield_ppo``) scores them the way the Platt scalars were fitted."""
-    from embodied_safety.shield.costs.pixel_scorer import PixelScorer
-
-    if cfg.backend == "pixel":
-        return PixelScorer(rset)
-    from embodied_safety.llm.chat import OpenAIChat
-    from embodied_safety.shield.costs.vlm_scorer import VLMScorer
-
-    vlm = dict(cfg.vlm)
-    client = OpenAIChat(vlm.pop("base_url", "http://127.0.0.1:8000/v1"), vlm.pop("model", "default"), **vlm)
-    return VLMScorer(client, rset, cache_dir=cache_dir / "vlm", retries=cfg.retries)
-
-
 @task(name="rubric-label-shard", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def label_shard(env: str, rollouts: Path, start: int, stop: int, cfg: RubricLabelConfig) -> Path:
     """Rubric scores V [n, K] (NaN rows: frames the VLM never answered validly) of frames ``start:stop``."""
@@ -98,6 +78,6 @@ def label_shard(env: str, rollouts: Path, start: int, stop: int, cfg: RubricLabe
         from embodied_safety.shield.policy.rollouts import RolloutSet
 
         frames = np.asarray(RolloutSet.load(rollouts).frames[start:stop])
-        scores = scorer_for(RUBRIC_SETS[cfg.rubric_sets[env]], cfg).score(frames)
+        scores = scorer_for(RUBRIC_SETS[cfg.rubric_sets[env]], cfg, STORE).score(frames)
         save_npz(path, {"scores": np.asarray(scores, dtype=np.float32)}, compress=False)
     return path

@@ -22,9 +22,10 @@ from embodied_safety.codekey import cached_code_key
 from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
+from embodied_safety.shield.costs.sources import margin_for, scorer_key
 from embodied_safety.shield.rl.runs import EnvInputs, conditions, ppo_config, run_tag
 from tasks.progress import ProgressArtifact
-from tasks.shield import _file_hash, scorer_for, scorer_key
+from tasks.shield import STORE, _file_hash
 from tasks.store import content_key
 from tasks.tracking import (
     alias_version,
@@ -49,23 +50,10 @@ def _code() -> str:
     return cached_code_key(*TRAINING_CODE)
 
 
-def margin_for(inputs: EnvInputs, kind: str, label_cfg: RubricLabelConfig) -> Any:
-    """The margin source of a run; the rubric one scores frames with the scorer ``rubric_label`` used (the one
-    the Platt scalars of ``calibrate`` were fitted on)."""
-    from embodied_safety.shield.costs.margins import margin_source
-    from embodied_safety.shield.costs.rubrics import RUBRIC_SETS
-
-    if kind != "rubric":
-        return margin_source(kind)  # type: ignore[arg-type]
-    rset = RUBRIC_SETS[label_cfg.rubric_sets[inputs.env]]
-    return margin_source("rubric", inputs.env, str(inputs.calibration), scorer=scorer_for(rset, label_cfg),
-                         rubric_set=rset)
-
-
 def _rollout_margins(inputs: EnvInputs, margin: str, label_cfg: RubricLabelConfig) -> tuple[Any, Any]:
     from embodied_safety.shield.rl.runs import rollout_margins
 
-    return rollout_margins(margin_for(inputs, margin, label_cfg), inputs.rollouts)
+    return rollout_margins(margin_for(inputs.env, margin, inputs.calibration, label_cfg, STORE), inputs.rollouts)
 
 
 @task(name="warm-critic", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
@@ -142,7 +130,7 @@ def train_run(inputs: EnvInputs, run: str, seed: int, delta: float | None, cfg: 
         return json.loads((path / "result.json").read_text())
     policy = load_policy(inputs.bc)
     critic = load_critic(warm, policy.config) if warm is not None else None
-    src = margin_for(inputs, pcfg.margin, label_cfg)
+    src = margin_for(env, pcfg.margin, inputs.calibration, label_cfg, STORE)
     tag = run_tag(run, seed, delta)
     track = tracking_config(cfg.tracking)
     with mlflow_run(track, f"shield_ppo/{env}/{tag}", {"env": env, "run": run, **dataclasses.asdict(pcfg)}):

@@ -22,7 +22,7 @@ The trend of the score (rising = approaching) was considered and left out: in th
 Pooling is on the severity ρ (any score oriented "higher = more hazardous"), never across episode
 boundaries; a frame with fewer than ``k`` predecessors uses what it has; non-finite scores (failed VLM frames)
 are skipped, and a frame is NaN only when every frame of its window is. :class:`ClipScorer` wraps a
-per-frame scorer (``score(frames) -> V [N, K]``, the interface ``tasks.shield.scorer_for`` returns) and
+per-frame scorer (``score(frames) -> V [N, K]``, the interface ``shield.costs.sources.scorer_for`` returns) and
 returns, for each frame, the rubric answers of the frame that set its clip score (decayed), so
 ``rubric_set.severity`` of its output is exactly :func:`clip_scores` of the per-frame severity.
 """
