@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from embodied_safety.rollout.failure_modes import failure_modes, has_repeat
+from embodied_safety.rollout.failure_modes import failure_modes, has_repeat, lost_tasks
 
 
 def test_has_repeat_needs_the_same_action_consecutively():
@@ -19,3 +19,10 @@ def test_failure_modes_counts_loops_and_missing_done_among_failures():
     m = failure_modes(results)
     assert m == {"episodes": 4.0, "sr": 0.5, "failures": 2.0, "failures_with_repeat": 1.0,
                  "failures_without_done": 1.0, "successes_with_repeat": 1.0}
+
+
+def test_lost_tasks_are_the_ones_the_reference_solves_and_the_other_fails():
+    ep = lambda task, ok, *acts: SimpleNamespace(task=task, success=ok, actions=tuple(acts))  # noqa: E731
+    ref = [ep("a", True, "OPEN(f)", "DONE()"), ep("b", False, "DONE()"), ep("c", True, "DONE()")]
+    other = [ep("a", False, "CLOSE(f)", "DONE()"), ep("b", True, "WIPE(s)", "DONE()"), ep("c", True, "DONE()")]
+    assert lost_tasks(ref, other) == [{"task": "a", "reference": ["OPEN(f)", "DONE()"], "other": ["CLOSE(f)", "DONE()"]}]
