@@ -73,14 +73,15 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    """A markdown table of the rows (docs/shield_ppo.md)."""
-    head = "| margin | target | TD steps | flagged Q(o, ā) ≤ δ | unsafe frames | ℓ ≤ δ (floor) | best candidate agrees | sign ∂Q/∂a agrees |"
-    lines = [head, "|" + "---|" * 8]
-    for r in rows:
-        lines.append(f"| {r['margin']} | {r['target']} | {r['td']} | {r.get('infeasible_frac', float('nan')):.3f} | "
-                     f"{r.get('unsafe_frame_rate', float('nan')):.3f} | {r.get('margin_below_delta_rate', float('nan')):.3f} | "
-                     f"{r.get('best_candidate_agreement', float('nan')):.3f} | {r.get('gradient_agreement', float('nan')):.3f} |")
-    return "\n".join(lines)
+    """A markdown table of the rows (docs/shield_ppo.md); the largest value per column in bold."""
+    from embodied_safety.evaluation.report import markdown_table
+
+    head = ["margin / target / TD steps", "flagged Q(o, ā) ≤ δ", "unsafe frames", "ℓ ≤ δ (floor)",
+            "best candidate agrees", "sign ∂Q/∂a agrees"]
+    cols = ("infeasible_frac", "unsafe_frame_rate", "margin_below_delta_rate", "best_candidate_agreement",
+            "gradient_agreement")
+    return markdown_table(head, [(f"{r['margin']} / {r['target']} / {r['td']}", [r.get(c) for c in cols], [])
+                                 for r in rows])
 
 
 if __name__ == "__main__":

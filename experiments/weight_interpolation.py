@@ -94,12 +94,13 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def table(rows: list[dict[str, Any]], drop: float) -> str:
-    """Markdown: every (variant, α) and, per variant, the α the dev rule picks."""
+    """Markdown: every (variant, α) (the best per column in bold) and, per variant, the α the dev rule picks."""
     base = next(r for r in rows if r["variant"] == "base")
     cols = [f"{s}/{k}" for s in SPLITS for k in ("sr", "ssr")]
-    lines = ["| variant | α | " + " | ".join(cols) + " |", "|" + "---|" * (len(cols) + 2)]
-    for r in rows:
-        lines.append(f"| {r['variant']} | {r['alpha']:.2f} | " + " | ".join(f"{r[c]:.3f}" for c in cols) + " |")
+    from embodied_safety.evaluation.report import markdown_table
+
+    lines = [markdown_table(["variant / α", *cols], [(f"{r['variant']} / {r['alpha']:.2f}", [r[c] for c in cols], [])
+                                                    for r in rows])]
     lines.append("")
     for variant in dict.fromkeys(r["variant"] for r in rows if r["variant"] != "base"):
         p = pick([base] + [r for r in rows if r["variant"] == variant], base["dev/sr"] - drop)
