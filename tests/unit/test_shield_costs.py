@@ -480,3 +480,33 @@ def test_channel_max_is_the_max_over_the_rgb_axis():
     assert np.array_equal(channel_max(frames), frames.max(axis=-1)) and channel_max(frames).dtype == np.uint8
     four = np.random.default_rng(1).integers(0, 256, (2, 3, 4), dtype=np.uint8)  # not RGB: numpy's own max
     assert np.array_equal(channel_max(four), four.max(axis=-1))
+
+
+# --- sources: which scorer and margin source a stage uses ------------------------------------------------------
+
+def test_sources_choose_the_labelling_scorer_and_margin_from_the_rubric_label_config(tmp_path):
+    from embodied_safety.config.rubric_label import RubricLabelConfig
+    from embodied_safety.shield.costs.calibrate import PlattCalibration
+    from embodied_safety.shield.costs.margins import BINARY_SAFE, BINARY_UNSAFE
+    from embodied_safety.shield.costs.rubrics import RUBRIC_SETS
+    from embodied_safety.shield.costs.sources import margin_for, scorer_for, scorer_key
+    from embodied_safety.shield.costs.vlm_scorer import VLMScorer
+
+    pixel = RubricLabelConfig()
+    vlm = RubricLabelConfig(backend="vlm", vlm={"base_url": "http://127.0.0.1:9/v1", "model": "m", "max_tokens": 64})
+    assert scorer_key("turtlebot", pixel)["vlm"] is None and scorer_key("turtlebot", vlm)["vlm"]["model"] == "m"
+    rset = RUBRIC_SETS[pixel.rubric_sets["turtlebot"]]
+    assert isinstance(scorer_for(rset, pixel, tmp_path), PixelScorer)
+    v = scorer_for(rset, vlm, tmp_path)  # built, not called: no endpoint is needed to choose it
+    assert isinstance(v, VLMScorer) and v.cache_dir == tmp_path / "vlm" and v.rubric_set is rset
+
+    gt = margin_for("turtlebot", "gt", tmp_path, pixel, tmp_path)
+    np.testing.assert_array_equal(gt(np.zeros((2, 96, 96, 3), np.uint8), np.array([0.3, -0.1]), np.array([0, 1])),
+                                  np.array([0.3, -0.1], np.float32))
+    binary = margin_for("turtlebot", "binary", tmp_path, pixel, tmp_path)
+    assert binary(None, np.zeros(2), np.array([0, 1])).tolist() == [BINARY_SAFE, BINARY_UNSAFE]
+    PlattCalibration(a=0.5, b=-1.0).save(tmp_path / "platt.json")
+    frames = np.stack([ego_frame(60 + i, cx=20 + 5 * i) for i in range(4)])
+    ell = margin_for("turtlebot", "rubric", tmp_path, pixel, tmp_path)(frames, np.zeros(4), np.zeros(4))
+    rho = rset.severity(PixelScorer(rset).score(frames))
+    np.testing.assert_allclose(ell, -(0.5 * rho - 1.0), rtol=1e-6)  # ℓ̂ = −(aρ + b) of the labelling scorer
