@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 RUN_OF = {("rubric", "policy_mean"): "gated_d1", ("rubric", "best"): "gated_selective", ("gt", "best"): "gated_gt"}
-COLUMNS = ("infeasible_frac", "unsafe_frame_rate", "margin_below_delta_rate", "best_candidate_agreement",
+COLUMNS = ("infeasible_frac", "infeasible_frac_at_0", "unsafe_frame_rate", "margin_below_delta_rate", "best_candidate_agreement",
            "gradient_agreement", "states")
 
 
@@ -54,6 +54,10 @@ def main(argv: list[str] | None = None) -> None:
     label_cfg = load_params("rubric_label", RubricLabelConfig)
     env = args.env
     inputs = EnvInputs(env, BC / env, ROLLOUTS / env / "rollouts.npz", CALIBRATION / env)
+    from embodied_safety.shield.policy.rollouts import RolloutSet
+
+    bound = failure_bound(RolloutSet.load(inputs.rollouts))
+    print(json.dumps(bound))
     rows: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.is_file() else []
     done = {(r["env"], r["margin"], r["target"], r["regress"], r["td"]) for r in rows}
     for pair in args.critics:
@@ -66,20 +70,36 @@ def main(argv: list[str] | None = None) -> None:
             warm = warm_critic.fn(inputs, margin, ccfg, {"regress": args.regress, "td": td}, label_cfg, STORE)
             res = check_gate.fn(inputs, margin, warm, pcfg.delta, label_cfg, STORE)
             rows.append({"env": env, "margin": margin, "target": target, "regress": args.regress, "td": td,
-                         "delta": pcfg.delta, **{k: res[k] for k in COLUMNS if k in res}})
+                         "delta": pcfg.delta, **{k: res[k] for k in COLUMNS if k in res}, **bound})
             write_json(args.out, rows)  # after every critic: a killed run keeps what it finished
             print(json.dumps(rows[-1]), flush=True)
     print(table(rows))
+
+
+def failure_bound(rollouts: Any) -> dict[str, float]:
+    """On the start policy's rollouts: the episodes that end early without success (Dubins-VL: the car left the
+    workspace, a failure to the critic, ``PPOConfig.exit_is_failure``) and the frames from which the start policy's
+    own continuation fails (a cost later in the episode, or an exit at its end): the flagged fraction a perfect
+    App. D.1 critic (``policy_mean``) would reach at δ = 0, against which ``unsafe_frame_rate`` (cost only) is low."""
+    import numpy as np
+
+    ep, t = np.asarray(rollouts.frame_episode), np.asarray(rollouts.frame_t)
+    length, success = np.asarray(rollouts.episode_length), np.asarray(rollouts.episode_success, bool)
+    exits = ~success & (length < length.max())
+    last_cost = np.full(len(length), -1)
+    np.maximum.at(last_cost, ep[np.asarray(rollouts.cost) > 0], t[np.asarray(rollouts.cost) > 0])
+    bound = exits[ep] | (t <= last_cost[ep])
+    return {"exit_episode_rate": float(exits.mean()), "failure_bound_frame_rate": float(bound.mean())}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     """A markdown table of the rows (docs/shield_ppo.md); the largest value per column in bold."""
     from embodied_safety.evaluation.report import markdown_table
 
-    head = ["margin / target / TD steps", "flagged Q(o, ā) ≤ δ", "unsafe frames", "ℓ ≤ δ (floor)",
-            "best candidate agrees", "sign ∂Q/∂a agrees"]
-    cols = ("infeasible_frac", "unsafe_frame_rate", "margin_below_delta_rate", "best_candidate_agreement",
-            "gradient_agreement")
+    head = ["margin / target / TD steps", "flagged Q(o, ā) ≤ δ", "Q ≤ 0", "unsafe frames", "failure-bound frames",
+            "ℓ ≤ δ (floor)", "best candidate agrees", "sign ∂Q/∂a agrees"]
+    cols = ("infeasible_frac", "infeasible_frac_at_0", "unsafe_frame_rate", "failure_bound_frame_rate",
+            "margin_below_delta_rate", "best_candidate_agreement", "gradient_agreement")
     return markdown_table(head, [(f"{r['margin']} / {r['target']} / {r['td']}", [r.get(c) for c in cols], [])
                                  for r in rows])
 
