@@ -111,6 +111,22 @@ def test_gate_check_runs_on_a_tiny_state_setup() -> None:
     assert isinstance(res["selective"], bool) and isinstance(res["knows_safer_turn"], bool)
 
 
+def test_state_control_can_treat_leaving_the_workspace_as_a_failure_like_the_image_stage() -> None:
+    from embodied_safety.shield.rl import state_control as sc
+    from embodied_safety.shield.rl.ppo import EXIT_MARGIN
+
+    kw = dict(bc_episodes=4, bc_epochs=1, start_envs=16, start_steps=60, start_explore=0.5)
+    policy = sc.bc_policy(sc.StateControlConfig(**kw))
+    plain = sc.start_rollouts(policy, sc.StateControlConfig(**kw)).replay
+    capped = sc.start_rollouts(policy, sc.StateControlConfig(**kw, exit_is_failure=True)).replay
+    n = plain.size
+    np.testing.assert_array_equal(plain.image[:n], capped.image[:n])  # the same transitions
+    changed = plain.next_margin[:n] != capped.next_margin[:n]
+    assert changed.any(), "no start episode left the workspace: the test needs an exit"
+    assert np.all(capped.next_margin[:n][changed] == EXIT_MARGIN) and np.all(plain.next_margin[:n][changed] > EXIT_MARGIN)
+    assert np.all(capped.terminated[:n][changed] == 1.0)  # an exit ends its episode
+
+
 @pytest.mark.parametrize("run", ["gated_selective_recovery", "ppo_lag"])
 def test_state_control_runs_one_iteration(run: str) -> None:
     from embodied_safety.shield.rl import state_control as sc

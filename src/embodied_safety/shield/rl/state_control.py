@@ -31,7 +31,7 @@ from ..costs.margins import MarginSource
 from ..policy.state import StatePolicy, StatePolicyConfig
 from ..policy.visuomotor import clipped_gaussian_log_prob
 from .critic import CriticConfig, CriticTrainer, ReplayBuffer, SafetyCritic, warm_start
-from .ppo import PPOConfig, train
+from .ppo import EXIT_MARGIN, PPOConfig, train
 from .vecenv import TrainVec
 
 BC_SEED, START_SEED, EVAL_SEED = 1_000_000, 2_000_000, 3_000_000
@@ -68,6 +68,7 @@ class StateControlConfig:
     candidates: int = 9
     eval_episodes: int = 200
     threads: int = 1
+    exit_is_failure: bool = False  # cap ℓ at EXIT_MARGIN where the car leaves the workspace, as the image stage does
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -158,7 +159,10 @@ def start_rollouts(policy: StatePolicy, cfg: StateControlConfig) -> StartData:
             uniform = low + (high - low) * torch.rand(act.shape, generator=gen)
             act = torch.where(explore[:, None], uniform, act).numpy()
         step = vec.step(act.astype(np.float64))
-        buf.add(states, [""] * len(states), act, margin, step.reached_images, step.reached_margin,
+        reached = step.reached_margin
+        if cfg.exit_is_failure and step.exited is not None:  # the image stage's replay (runs.warm_start_critic)
+            reached = np.where(step.exited, np.minimum(reached, EXIT_MARGIN), reached)
+        buf.add(states, [""] * len(states), act, margin, step.reached_images, reached,
                 step.terminated.astype(np.float32))
         all_s.append(states)
         all_m.append(margin)
@@ -270,9 +274,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS), help="compare: runs")
     ap.add_argument("--steps", type=int, default=StateControlConfig.total_steps, help="compare: env steps per run")
     ap.add_argument("--warm-td", type=int, default=StateControlConfig.warm_td, help="TD steps of the warm-up")
+    ap.add_argument("--exit-is-failure", action="store_true", help="leaving the workspace is a failure to the critic")
     ap.add_argument("--out", default=None, help="JSON (default data/shield/{gate_check_state,state_control}.json)")
     args = ap.parse_args(argv)
-    cfg = StateControlConfig(total_steps=args.steps, warm_td=args.warm_td)
+    cfg = StateControlConfig(total_steps=args.steps, warm_td=args.warm_td, exit_is_failure=args.exit_is_failure)
     if args.command == "check":
         out = check(cfg)
         path = args.out or "data/shield/gate_check_state.json"
