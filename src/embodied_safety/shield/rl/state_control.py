@@ -68,7 +68,9 @@ class StateControlConfig:
     candidates: int = 9
     eval_episodes: int = 200
     threads: int = 1
-    exit_is_failure: bool = False  # cap ℓ at EXIT_MARGIN where the car leaves the workspace, as the image stage does
+    # the warm-up replay: cap ℓ at EXIT_MARGIN where the car leaves the workspace, as the image stage does (PPO runs
+    # count exits online either way: PPOConfig.exit_is_failure)
+    exit_is_failure: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
