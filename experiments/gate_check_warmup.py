@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.config.rubric_label import RubricLabelConfig
     from embodied_safety.config.shield_ppo import ShieldPPOConfig
     from embodied_safety.io import write_json
-    from embodied_safety.shield.rl.runs import EnvInputs, ppo_config
+    from embodied_safety.shield.rl.runs import MAX_STEPS, EnvInputs, ppo_config
     from embodied_safety.threads import pin_stage_threads
     from flows._shield import BC, CALIBRATION, ROLLOUTS
     from tasks.shield import STORE
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     inputs = EnvInputs(env, BC / env, ROLLOUTS / env / "rollouts.npz", CALIBRATION / env)
     from embodied_safety.shield.policy.rollouts import RolloutSet
 
-    bound = failure_bound(RolloutSet.load(inputs.rollouts))
+    bound = failure_bound(RolloutSet.load(inputs.rollouts), MAX_STEPS[env])
     print(json.dumps(bound))
     rows: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.is_file() else []
     done = {(r["env"], r["margin"], r["target"], r["regress"], r["td"]) for r in rows}
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     print(table(rows))
 
 
-def failure_bound(rollouts: Any) -> dict[str, float]:
+def failure_bound(rollouts: Any, max_steps: int) -> dict[str, float]:
     """On the start policy's rollouts: the episodes that end early without success (Dubins-VL: the car left the
     workspace, a failure to the critic, ``PPOConfig.exit_is_failure``) and the frames from which the start policy's
     own continuation fails (a cost later in the episode, or an exit at its end): the flagged fraction a perfect
@@ -85,7 +85,7 @@ def failure_bound(rollouts: Any) -> dict[str, float]:
 
     ep, t = np.asarray(rollouts.frame_episode), np.asarray(rollouts.frame_t)
     length, success = np.asarray(rollouts.episode_length), np.asarray(rollouts.episode_success, bool)
-    exits = ~success & (length < length.max())
+    exits = ~success & (length < max_steps)  # as critic.replay_from_rollouts and exits.exit_summary
     last_cost = np.full(len(length), -1)
     np.maximum.at(last_cost, ep[np.asarray(rollouts.cost) > 0], t[np.asarray(rollouts.cost) > 0])
     bound = exits[ep] | (t <= last_cost[ep])

@@ -39,16 +39,11 @@ def interpolate(base: Path, tuned: Path, alpha: float, out: Path) -> Path:
 
 
 def evaluate(model: Path, splits: Path) -> dict[str, float]:
-    from embodied_safety.actors.hf import HFActor
-    from embodied_safety.envs.household.env import load_task_dir
-    from embodied_safety.rollout.actor_eval import evaluate_actor
+    """SR / SSR per split with the stage's critic-free evaluator (:func:`~embodied_safety.train.study.evaluate_model`)."""
+    from embodied_safety.train.study import evaluate_model
 
-    actor = HFActor(model, batch_size=64)
-    row: dict[str, float] = {}
-    for split in SPLITS:
-        m, _ = evaluate_actor(load_task_dir(splits / split)[0], actor)
-        row.update({f"{split}/{k}": float(m[f"eval/{k}"]) for k in ("sr", "ssr")})
-    return row
+    metrics = evaluate_model(model, splits, SPLITS)[0]
+    return {f"{split}/{k}": metrics[f"{split}/{k}"] for split in SPLITS for k in ("sr", "ssr")}
 
 
 def pick(rows: list[dict[str, Any]], floor: float) -> dict[str, Any]:
