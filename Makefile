@@ -82,7 +82,7 @@ demo: setup  ## run the whole pipeline with DVC (stages run as Prefect flows), t
 
 # The full SafeBranch study (Tables 2 / 13 / 16 and the sweep): 3 seeds, every variant, 3 learning rates per sweep key. A DVC experiment in a temporary copy: the workspace keeps the default run; `dvc exp show` compares,
 # `dvc exp apply safebranch-study` brings its outputs in. About an hour on 2 cores.
-STUDY := -S 'safebranch.seeds=[0,1,2]' -S safebranch.scale=study -S safebranch.max_dev_evals=12 \
+STUDY := -S 'baselines.splits=[test, ood_objectshift, ood_taskshift]' -S 'safebranch.seeds=[0,1,2]' -S safebranch.scale=study -S safebranch.max_dev_evals=12 \
 	-S 'safebranch.variants=[sft_only,golden_replay_only,branchpo_only,safebranch,trajectory_dpo,trajectory_dpo_success_matched,sft_only_fb,branchpo_only_fb,safebranch_fb,safebranch_extracted,safebranch_judged]' \
 	-S 'safebranch.sweep.sft=[0.0003,0.001,0.003]' -S 'safebranch.sweep.branchpo=[0.00001,0.0001,0.001]' \
 	-S 'safebranch.sweep.branchpo_only=[0.00001,0.0001,0.001]' -S 'safebranch.sweep.trajectory_dpo=[0.00001,0.0001,0.001]'

@@ -48,6 +48,27 @@ def strip_run_facts(path: Path) -> None:
         write_json(path, kept)
 
 
+def exit_without_teardown(code: int = 0) -> None:
+    """End this process the way the interpreter would, minus its teardown: wait for the non-daemon threads, run the
+    ``atexit`` handlers (Prefect's log and event workers drain there, ``logging`` flushes), flush stdio, then
+    ``os._exit``. The skipped part, freeing every module's objects (torch, transformers, MLflow, Prefect), took
+    1.35 s of each stage process after its work was done (``flows.calibrate``: 10.10 s -> 8.75 s, 18 stages in
+    ``make demo``). Every output is already written atomically and closed by then; nothing is lost."""
+    import atexit
+    import contextlib
+    import sys
+    import threading
+
+    shutdown = getattr(threading, "_shutdown", None)  # CPython: joins non-daemon threads, as at interpreter exit
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed or broken stream: nothing left to flush
+            stream.flush()
+    os._exit(code)
+
+
 @dataclasses.dataclass(frozen=True)
 class Out:
     """A DVC output with its flags (``persist``: kept across runs; ``cache: false``: tracked in git)."""
@@ -191,7 +212,9 @@ class Stage:
         return (self.load or load_params)(self.name, self.config, params)
 
     def main(self, argv: list[str] | None = None) -> Any:
-        """``python -m flows.<stage> [--params FILE] [declared args]``."""
+        """``python -m flows.<stage> [--params FILE] [declared args]``. With ``argv`` None (the command line: this
+        process is the stage's own) a successful run ends the process without interpreter teardown
+        (:func:`exit_without_teardown`)."""
         from embodied_safety.config.params import load_params
         from embodied_safety.threads import pin_stage_threads
 
@@ -220,17 +243,20 @@ class Stage:
             clear_scratch(out)
         try:
             if self.call is not None:
-                return self.call(self, cfg, args, kwargs)
-            flow_obj = self.wrap(self.flow, cfg) if self.wrap is not None else self.flow
-            flow_obj = self.publishing(flow_obj)
-            result = run_stage(flow_obj, *([cfg] if self.config is not None else []), **kwargs)
+                result = self.call(self, cfg, args, kwargs)
+            else:
+                flow_obj = self.wrap(self.flow, cfg) if self.wrap is not None else self.flow
+                flow_obj = self.publishing(flow_obj)
+                result = run_stage(flow_obj, *([cfg] if self.config is not None else []), **kwargs)
         finally:  # a failed run's: beside an output they would change the hash of any folder that holds it
             for out in outs:
                 clear_scratch(out)
-        if defaults and self.metrics and not self.foreach:
+        if defaults and self.metrics and not self.foreach and self.call is None:
             if not Path(self.metrics).is_file():
                 raise SystemExit(f"stage {self.name}: the declared metrics file {self.metrics} was not written")
             strip_run_facts(Path(self.metrics))
+        if argv is None:
+            exit_without_teardown()
         return result
 
     def out_paths(self, args: argparse.Namespace | None = None) -> list[Path]:

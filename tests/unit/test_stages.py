@@ -198,3 +198,56 @@ def test_out_paths_resolve_the_foreach_item(declared):
     paths = {str(p) for p in ppo.out_paths(argparse.Namespace(env="dubins"))}
     assert {"data/shield/ppo/dubins", "models/shield/ppo/dubins", "data/shield/ppo_metrics_dubins.json"} <= paths
     assert not any("${item}" in p for p in map(str, ppo.out_paths()))
+
+
+
+TINY_STAGE = """
+import atexit, os, threading, time
+from pathlib import Path
+from embodied_safety.io import write_json
+from flows._stage import Stage
+
+class Teardown:
+    def __del__(self):  # runs when the interpreter frees this module's objects at exit
+        Path("teardown.txt").write_text("ran")
+
+KEPT = Teardown()
+
+def tiny(out: Path = Path("data/out.json")) -> None:
+    if os.environ.get("TINY_FAIL"):
+        raise RuntimeError("boom")
+    write_json(out, {"a": 1})
+    threading.Thread(target=lambda: (time.sleep(0.3), Path("thread.txt").write_text("joined"))).start()
+    atexit.register(lambda: Path("atexit.txt").write_text("ran"))
+    print("buffered line")
+
+STAGE = Stage("tiny", tiny, inputs={"out": "data/out.json"}, outs=("data/out.json",))
+if __name__ == "__main__":
+    STAGE.main()
+"""
+
+
+def test_a_stage_process_ends_without_teardown_after_threads_and_exit_handlers(tmp_path):
+    """``python -m <stage>`` skips the interpreter's teardown (1.35 s per stage process) but still joins non-daemon
+    threads, runs ``atexit`` handlers and flushes stdout; a failing stage still exits non-zero."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    (tmp_path / "tinystage.py").write_text(TINY_STAGE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(repo), str(repo / "src")])}
+
+    def run(**extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "tinystage"], cwd=tmp_path, env={**env, **extra},
+                              capture_output=True, text=True, timeout=120)
+
+    done = run()
+    assert done.returncode == 0, done.stderr
+    assert "buffered line" in done.stdout  # a pipe: block-buffered, flushed before os._exit
+    assert (tmp_path / "data" / "out.json").is_file()
+    assert (tmp_path / "thread.txt").read_text() == "joined" and (tmp_path / "atexit.txt").read_text() == "ran"
+    assert not (tmp_path / "teardown.txt").exists()  # the teardown was skipped
+    failed = run(TINY_FAIL="1")
+    assert failed.returncode != 0 and "boom" in failed.stderr
+    assert (tmp_path / "teardown.txt").exists()  # a failure takes the interpreter's normal way out
