@@ -7,6 +7,7 @@ on test, ood_objectshift and ood_taskshift. ``--table`` prints the runs collecte
     python benchmarks/bootstrap_augment.py --name base --seed 0 --set augment_extra_objects=0
     python benchmarks/bootstrap_augment.py --name extra1 --seed 0 --set augment_extra_objects=1
     python benchmarks/bootstrap_augment.py --name rename1 --seed 0 --set augment_extra_objects=0 --set augment_rename_targets=1
+    python benchmarks/bootstrap_augment.py --name lexicon2 --seed 0 --set augment_extra_objects=1 --lexicon 2
 
 (``params.yaml`` turns ``augment_extra_objects`` on, so every variant sets both fields it compares.)
     python benchmarks/bootstrap_augment.py --table
@@ -31,7 +32,7 @@ OUT = Path("benchmarks/results/bootstrap_augment")
 
 
 def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, out: Path, params: str,
-        threads: int = 2) -> dict:
+        threads: int = 2, lexicon: int = 0) -> dict:
     from embodied_safety.actors.bootstrap import TrainSettings, train_bootstrap_actor
     from embodied_safety.actors.bootstrap_data import DataSettings, bootstrap_examples
     from embodied_safety.actors.hf import HFActor
@@ -49,6 +50,10 @@ def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, o
     data = DataSettings(cfg.drop_prob, cfg.patterns, cfg.seed, "compact", cfg.observation, cfg.renamed_fraction,
                         cfg.recovery)
     examples = bootstrap_examples([*train_tasks, *augmented], data)
+    if lexicon:  # embodied_safety.actors.lexicon: the catalog's names, task-free (an experiment, not in the stage)
+        from embodied_safety.actors.lexicon import lexicon_examples
+
+        examples += lexicon_examples(lexicon, cfg.seed)
     shape = ModelShape(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(ModelShape)})
     print(f"[{name} seed {seed}] {len(examples)} examples, {len(train_tasks)} + {len(augmented)} tasks, {counts}",
           flush=True)
@@ -65,7 +70,8 @@ def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, o
                   f"({time.time() - t0:.0f} s)", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    row = {"name": name, "seed": seed, "overrides": overrides, "augment": counts, "metrics": metrics}
+    row = {"name": name, "seed": seed, "overrides": {**overrides, **({"lexicon": lexicon} if lexicon else {})},
+           "augment": counts, "metrics": metrics}
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}__seed{seed}.json").write_text(json.dumps(row, indent=2, sort_keys=True))
     return row
@@ -122,13 +128,15 @@ def main() -> None:
     parser.add_argument("--params", default="params.yaml")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--threads", type=int, default=2, help="torch threads (1 on a shared machine)")
+    parser.add_argument("--lexicon", type=int, default=0, metavar="N",
+                        help="add N lexical rows per catalog category (embodied_safety.actors.lexicon)")
     parser.add_argument("--table", action="store_true", help="print the table of the runs in --out")
     args = parser.parse_args()
     if args.table:
         print(table(args.out))
         return
     overrides = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.set)}
-    run(args.name, args.seed, overrides, args.splits, args.out, args.params, args.threads)
+    run(args.name, args.seed, overrides, args.splits, args.out, args.params, args.threads, args.lexicon)
 
 
 if __name__ == "__main__":
