@@ -32,7 +32,7 @@ OUT = Path("benchmarks/results/bootstrap_augment")
 
 
 def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, out: Path, params: str,
-        threads: int = 2, lexicon: int = 0) -> dict:
+        threads: int = 2, lexicon: int = 0, keep: Path | None = None) -> dict:
     from embodied_safety.actors.bootstrap import TrainSettings, train_bootstrap_actor
     from embodied_safety.actors.bootstrap_data import DataSettings, bootstrap_examples
     from embodied_safety.actors.hf import HFActor
@@ -68,6 +68,8 @@ def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, o
             metrics.update({k: v for k, v in ev.items() if k.count("/") == 1})
             print(f"[{name} seed {seed}] {split}: SR {ev[f'{split}/sr']:.3f} SSR {ev[f'{split}/ssr']:.3f} "
                   f"({time.time() - t0:.0f} s)", flush=True)
+        if keep is not None:  # the trained actor, for failure dumps (rollout.failure_modes)
+            shutil.copytree(tmp / "model", keep, dirs_exist_ok=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     row = {"name": name, "seed": seed, "overrides": {**overrides, **({"lexicon": lexicon} if lexicon else {})},
@@ -130,13 +132,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="torch threads (1 on a shared machine)")
     parser.add_argument("--lexicon", type=int, default=0, metavar="N",
                         help="add N lexical rows per catalog category (embodied_safety.actors.lexicon)")
+    parser.add_argument("--keep", type=Path, help="copy the trained actor here")
     parser.add_argument("--table", action="store_true", help="print the table of the runs in --out")
     args = parser.parse_args()
     if args.table:
         print(table(args.out))
         return
     overrides = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.set)}
-    run(args.name, args.seed, overrides, args.splits, args.out, args.params, args.threads, args.lexicon)
+    run(args.name, args.seed, overrides, args.splits, args.out, args.params, args.threads, args.lexicon, args.keep)
 
 
 if __name__ == "__main__":
