@@ -83,10 +83,11 @@ def failure_bound(rollouts: Any, max_steps: int) -> dict[str, float]:
     App. D.1 critic (``policy_mean``) would reach at δ = 0, against which ``unsafe_frame_rate`` (cost only) is low."""
     import numpy as np
 
+    from embodied_safety.shield.rl.exits import exit_mask
+
     ep, t = np.asarray(rollouts.frame_episode), np.asarray(rollouts.frame_t)
-    length, success = np.asarray(rollouts.episode_length), np.asarray(rollouts.episode_success, bool)
-    exits = ~success & (length < max_steps)  # as critic.replay_from_rollouts and exits.exit_summary
-    last_cost = np.full(len(length), -1)
+    exits = exit_mask(rollouts.episode_success, rollouts.episode_length, max_steps)
+    last_cost = np.full(len(exits), -1)
     np.maximum.at(last_cost, ep[np.asarray(rollouts.cost) > 0], t[np.asarray(rollouts.cost) > 0])
     bound = exits[ep] | (t <= last_cost[ep])
     return {"exit_episode_rate": float(exits.mean()), "failure_bound_frame_rate": float(bound.mean())}

@@ -184,3 +184,11 @@ def test_flow_maps_the_gate_to_the_critic_target() -> None:
     rec = ppo_config(cfg, "dubins", "gated_selective_recovery", 0)
     assert rec.safety_update == "recovery" and rec.critic.target == "best"
     assert ppo_config(replace(cfg, gate="selective"), "dubins", "gated", 0).critic.target == "best"
+
+
+def test_exit_mask_is_an_early_end_without_success():
+    """An episode exits when it ends before the step limit and did not succeed; a success or a timeout does not."""
+    from embodied_safety.shield.rl.exits import exit_mask
+
+    got = exit_mask(success=[False, True, False, False], length=[40, 40, 100, 99], max_steps=100)
+    assert got.tolist() == [True, False, False, True]

@@ -16,6 +16,12 @@ from typing import Any
 import numpy as np
 
 
+def exit_mask(success: Any, length: Any, max_steps: int) -> np.ndarray:
+    """Per episode: it ended before ``max_steps`` without success (Dubins-VL: the car left the workspace). The rule
+    ``critic.replay_from_rollouts`` applies to its terminal transitions (kept there: it is in the stages' code)."""
+    return ~np.asarray(success, bool) & (np.asarray(length) < max_steps)
+
+
 def exit_summary(policy: Any, episodes: int, max_steps: int = 100) -> dict[str, float]:
     """The evaluator's summary of the deterministic policy plus ``exit_rate`` and ``exit_and_unsafe_rate``."""
     from ...envs.control.dubins import DubinsVLVec
@@ -25,7 +31,7 @@ def exit_summary(policy: Any, episodes: int, max_steps: int = 100) -> dict[str, 
 
     rs = collect_rollouts(None, policy, seeds=episode_seeds(EVAL_BASE, range(episodes)), deterministic=True,
                           record_frames=False, n_envs=64, make_vec=lambda n: DubinsVLVec(n, render=True))
-    exits = ~np.asarray(rs.episode_success, bool) & (np.asarray(rs.episode_length) < max_steps)
+    exits = exit_mask(rs.episode_success, rs.episode_length, max_steps)
     return {**{k: float(v) for k, v in rs.summary().items()}, "exit_rate": float(exits.mean()),
             "exit_and_unsafe_rate": float((exits & np.asarray(rs.episode_unsafe, bool)).mean())}
 
