@@ -23,7 +23,8 @@ from typing import Any
 
 RUN_OF = {("rubric", "policy_mean"): "gated_d1", ("rubric", "best"): "gated_selective", ("gt", "best"): "gated_gt"}
 COLUMNS = ("infeasible_frac", "infeasible_frac_at_0", "unsafe_frame_rate", "margin_below_delta_rate", "best_candidate_agreement",
-           "gradient_agreement", "states")
+           "gradient_agreement", "states", "unrecoverable_frame_rate", "flag_floor_rate", "lost_flagged_at_0",
+           "recoverable_flagged_at_0", "selective", "knows_safer_turn")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -55,9 +56,11 @@ def main(argv: list[str] | None = None) -> None:
     env = args.env
     inputs = EnvInputs(env, BC / env, ROLLOUTS / env / "rollouts.npz", CALIBRATION / env)
     from embodied_safety.shield.policy.rollouts import RolloutSet
+    from embodied_safety.shield.rl.viability import references
 
-    bound = failure_bound(RolloutSet.load(inputs.rollouts), MAX_STEPS[env])
-    print(json.dumps(bound))
+    refs = references(RolloutSet.load(inputs.rollouts), MAX_STEPS[env])  # unsafe / failure-bound / unrecoverable
+    bound = {k: refs[k] for k in ("failure_bound_frame_rate", "exit_episode_rate")}
+    print(json.dumps(refs))
     rows: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.is_file() else []
     done = {(r["env"], r["margin"], r["target"], r["regress"], r["td"]) for r in rows}
     for pair in args.critics:
@@ -76,31 +79,16 @@ def main(argv: list[str] | None = None) -> None:
     print(table(rows))
 
 
-def failure_bound(rollouts: Any, max_steps: int) -> dict[str, float]:
-    """On the start policy's rollouts: the episodes that end early without success (Dubins-VL: the car left the
-    workspace, a failure to the critic, ``PPOConfig.exit_is_failure``) and the frames from which the start policy's
-    own continuation fails (a cost later in the episode, or an exit at its end): the flagged fraction a perfect
-    App. D.1 critic (``policy_mean``) would reach at δ = 0, against which ``unsafe_frame_rate`` (cost only) is low."""
-    import numpy as np
-
-    from embodied_safety.shield.rl.exits import exit_mask
-
-    ep, t = np.asarray(rollouts.frame_episode), np.asarray(rollouts.frame_t)
-    exits = exit_mask(rollouts.episode_success, rollouts.episode_length, max_steps)
-    last_cost = np.full(len(exits), -1)
-    np.maximum.at(last_cost, ep[np.asarray(rollouts.cost) > 0], t[np.asarray(rollouts.cost) > 0])
-    bound = exits[ep] | (t <= last_cost[ep])
-    return {"exit_episode_rate": float(exits.mean()), "failure_bound_frame_rate": float(bound.mean())}
-
-
 def table(rows: list[dict[str, Any]]) -> str:
     """A markdown table of the rows (docs/shield_ppo.md); the largest value per column in bold."""
     from embodied_safety.evaluation.report import markdown_table
 
     head = ["margin / target / TD steps", "flagged Q(o, ā) ≤ δ", "Q ≤ 0", "unsafe frames", "failure-bound frames",
-            "ℓ ≤ δ (floor)", "best candidate agrees", "sign ∂Q/∂a agrees"]
+            "unrecoverable frames", "floor (lost or ℓ ≤ δ)", "Q ≤ 0 on lost", "Q ≤ 0 on recoverable",
+            "best candidate agrees", "sign ∂Q/∂a agrees"]
     cols = ("infeasible_frac", "infeasible_frac_at_0", "unsafe_frame_rate", "failure_bound_frame_rate",
-            "margin_below_delta_rate", "best_candidate_agreement", "gradient_agreement")
+            "unrecoverable_frame_rate", "flag_floor_rate", "lost_flagged_at_0", "recoverable_flagged_at_0",
+            "best_candidate_agreement", "gradient_agreement")
     return markdown_table(head, [(f"{r['margin']} / {r['target']} / {r['td']}", [r.get(c) for c in cols], [])
                                  for r in rows])
 

@@ -43,7 +43,8 @@ TRAINING_CODE = ("embodied_safety.shield.rl.ppo", "embodied_safety.shield.rl.cri
                  "embodied_safety.shield.costs.margins", "embodied_safety.shield.rl.vecenv",
                  "embodied_safety.shield.rl.runs", "tasks.shield")
 #: what a stored gate check depends on beyond its warm critic
-CHECK_CODE = ("embodied_safety.shield.rl.gate_check", "embodied_safety.shield.policy.rollouts")
+CHECK_CODE = ("embodied_safety.shield.rl.gate_check", "embodied_safety.shield.rl.viability",
+              "embodied_safety.shield.policy.rollouts")
 
 
 def _code() -> str:

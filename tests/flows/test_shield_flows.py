@@ -101,6 +101,8 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
     checks = json.loads((d / "ppo" / "dubins" / "gate_check.json").read_text())  # one per warm critic
     assert set(checks) == {"rubric/policy_mean", "gt/policy_mean", "rubric/best"}
     assert all(0.0 <= c["best_candidate_agreement"] <= 1.0 for c in checks.values())
+    # the reference counts exits: replayed states, unsafe now or no escape (shield/rl/viability.py)
+    assert all(c["unsafe_frame_rate"] <= c["unrecoverable_frame_rate"] <= 1.0 for c in checks.values())
     assert "Offline gate check" in tables and "dubins/gate_check/rubric/best/infeasible_frac" in out
     assert len(rows) == 6 and {r["run"] for r in rows if r["eval"].get("color")} == {"ppo_lag", "gated"}
     assert all(len(r["history"]) == 2 for r in rows)  # 512 steps / (8 envs x 32 steps)

@@ -176,7 +176,7 @@ def test_leaving_the_workspace_is_a_failure_for_the_training_signal(exit_is_fail
     """Dubins-VL ends an episode when the car leaves ``[-1, 1]²``. With ``exit_is_failure`` that transition's
     training cost is the number of steps it cut off and its margin is at most ``EXIT_MARGIN`` (so an exit is not a
     way to stop accruing cost); without it an exit costs what the reached frame's margin says (0 or 1)."""
-    from embodied_safety.shield.rl.ppo import EXIT_MARGIN
+    from embodied_safety.shield.rl.exits import EXIT_MARGIN
 
     torch.manual_seed(0)
     cfg = _cfg(exit_is_failure=exit_is_failure, rollout_steps=110)

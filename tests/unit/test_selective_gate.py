@@ -95,6 +95,7 @@ def test_selective_gate_flags_fewer_samples_than_the_d1_gate() -> None:
 def test_gate_check_runs_on_a_tiny_state_setup() -> None:
     from embodied_safety.shield.rl import state_control as sc
     from embodied_safety.shield.rl.gate_check import gate_check
+    from embodied_safety.shield.rl.viability import unrecoverable
 
     cfg = sc.StateControlConfig(bc_episodes=4, bc_epochs=1, start_envs=8, start_steps=16, warm_regress=5,
                                 warm_td=5, eval_episodes=8)
@@ -102,18 +103,20 @@ def test_gate_check_runs_on_a_tiny_state_setup() -> None:
     start = sc.start_rollouts(policy, cfg)
     assert start.states.shape == (128, 7) and start.replay.size == 128
     critic = sc.warm_critic(policy, start, cfg, "best")
+    lost = unrecoverable(start.states.astype(np.float64))
     res = gate_check(critic, policy, torch.as_tensor(start.states), [""] * 128, start.margin, start.unsafe, 0.2,
-                     obs="state", probe_states=64)
+                     obs="state", probe_states=64, lost=lost)
     for k in ("infeasible_frac", "infeasible_frac_at_0", "unsafe_frame_rate", "margin_below_delta_rate",
-              "best_candidate_agreement", "gradient_agreement"):
+              "best_candidate_agreement", "gradient_agreement", "unrecoverable_frame_rate", "flag_floor_rate"):
         assert 0.0 <= res[k] <= 1.0
+    assert res["unrecoverable_frame_rate"] == lost.mean() and res["flag_floor_rate"] >= lost.mean()
     assert res["infeasible_frac_at_0"] <= res["infeasible_frac"] and res["target"] == "best"
     assert isinstance(res["selective"], bool) and isinstance(res["knows_safer_turn"], bool)
 
 
 def test_state_control_can_treat_leaving_the_workspace_as_a_failure_like_the_image_stage() -> None:
     from embodied_safety.shield.rl import state_control as sc
-    from embodied_safety.shield.rl.ppo import EXIT_MARGIN
+    from embodied_safety.shield.rl.exits import EXIT_MARGIN
 
     kw = dict(bc_episodes=4, bc_epochs=1, start_envs=16, start_steps=60, start_explore=0.5)
     policy = sc.bc_policy(sc.StateControlConfig(**kw))

@@ -33,6 +33,7 @@ from ..envs.household.episode import matches_trigger
 from ..envs.household.observation import ObservationLevel
 from ..envs.household.predicates import category_of, short_name
 from ..envs.household.repair import corrective_action, feedback_text
+from ..envs.household.suite.augment import held_out
 from ..envs.household.suite.catalog import CATALOG
 from .context import build_context
 from .prompts import Cue, PromptStyle
@@ -126,11 +127,16 @@ def _movable_stems(compiled: CompiledTask) -> list[str]:
     return sorted({short_name(category_of(o)) for o in task.object_list
                    if "fixed" not in task.object_abilities.get(o, ()) and "__" not in o})
 
+#: categories the text rename may never write (computed once)
+HELD_OUT: frozenset[str] = held_out()
+
 
 def rename(example: Example, stems: list[str], rng: random.Random) -> Example | None:
     """Replace each movable category word by another catalog category (both ``frying_pan`` and
-    ``frying pan`` forms), consistently in prompt and completion."""
-    pool = sorted({short_name(c) for c, ab in CATALOG.items() if "fixed" not in ab and "substance" not in ab} - set(stems))
+    ``frying pan`` forms), consistently in prompt and completion. The pool never holds an OOD category
+    (:func:`..envs.household.suite.augment.held_out`: the ObjectShift injection pool, every TaskShift target)."""
+    pool = sorted({short_name(c) for c, ab in CATALOG.items()
+                   if "fixed" not in ab and "substance" not in ab and c not in HELD_OUT} - set(stems))
     if not stems or len(pool) < len(stems):
         return None
     mapping = dict(zip(stems, rng.sample(pool, len(stems)), strict=True))

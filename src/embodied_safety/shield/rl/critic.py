@@ -42,6 +42,7 @@ import torch
 from torch import Tensor, nn
 
 from ...io import replace_dir, scratch_dir, write_json
+from .exits import exit_mask
 
 CONFIG_FILE = "critic.json"
 WEIGHTS_FILE = "critic.safetensors"
@@ -455,7 +456,7 @@ def replay_from_rollouts(rollouts: Any, margins: np.ndarray, max_steps: int, cap
     lengths = np.asarray(rollouts.episode_length)
     terminated = last[nxt] & (lengths[ep[nxt]] < max_steps)
     if exit_margin is not None:
-        exits = nxt[terminated & ~np.asarray(rollouts.episode_success)[ep[nxt]]]
+        exits = nxt[terminated & exit_mask(rollouts.episode_success, lengths, max_steps)[ep[nxt]]]
         margins = margins.copy()
         margins[exits] = np.minimum(margins[exits], exit_margin)
     frames = np.asarray(rollouts.frames)

@@ -15,11 +15,21 @@ from typing import Any
 
 import numpy as np
 
+#: the margin a transition that leaves the workspace reaches (``PPOConfig.exit_is_failure``)
+EXIT_MARGIN = -1.0
+
 
 def exit_mask(success: Any, length: Any, max_steps: int) -> np.ndarray:
-    """Per episode: it ended before ``max_steps`` without success (Dubins-VL: the car left the workspace). The rule
-    ``critic.replay_from_rollouts`` applies to its terminal transitions (kept there: it is in the stages' code)."""
+    """Per episode: it ended before ``max_steps`` without success (Dubins-VL: the car left the workspace); the
+    rule ``critic.replay_from_rollouts`` applies to its terminal transitions."""
     return ~np.asarray(success, bool) & (np.asarray(length) < max_steps)
+
+
+def cap_exits(margin: Any, exited: Any) -> np.ndarray:
+    """``margin`` with the entries where the car left the workspace capped at :data:`EXIT_MARGIN`: an exit is a
+    failure to the safety critic (the PPO loop, the stage's warm-up replay and the state control all use this)."""
+    margin = np.asarray(margin)
+    return np.where(np.asarray(exited, bool), np.minimum(margin, EXIT_MARGIN), margin)
 
 
 def exit_summary(policy: Any, episodes: int, max_steps: int = 100) -> dict[str, float]:

@@ -3,10 +3,14 @@
 Two questions, on Dubins-VL, against the simulator:
 
 1. **Is the gate selective?** On the start policy's own rollout frames, the fraction the gate flags,
-   ``1[Q_s(o, ā(o)) ≤ δ]``, should be close to the fraction of frames that *are* unsafe (``ℓ* < 0``). A critic of
-   the current policy (App. D.1's target) flags every frame from which that policy drifts into the unsafe zone;
-   the HJ value (App. A's max over next actions) flags only frames no continuation recovers from. Since every
-   fixed point has ``Q ≤ ℓ``, a perfect critic also flags the frames with ``0 ≤ ℓ ≤ δ``: that floor is reported.
+   ``1[Q_s(o, ā(o)) ≤ δ]``, should be close to the fraction of frames that *should* be flagged. A critic of
+   the current policy (App. D.1's target) flags every frame from which that policy fails; the HJ value (App. A's
+   max over next actions) flags only frames no continuation recovers from. Leaving Dubins-VL's workspace is a
+   failure to the critic (``PPOConfig.exit_is_failure``), so the reference counts it: with the frames' states
+   (:mod:`.viability`), ``Q ≤ 0`` is compared with the *unrecoverable* rate (unsafe now, or no escape manoeuvre
+   avoids both the unsafe zones and the edge); without them, with the unsafe-frame rate (obstacle only, the
+   check before stop 37). Since every fixed point has ``Q ≤ ℓ``, a perfect critic also flags the frames with
+   ``0 ≤ ℓ ≤ δ``: the flagged fraction at δ is compared with that floor (joined with the unrecoverable frames).
 2. **Does the critic know the safer action?** On states 0.31–0.65 from the obstacle's edge with random
    headings, the simulator compares the two full turns (0.3 s of turn, then straight, worst ``ℓ*`` over 1 s);
    where they differ by more than ``min_gap``, the sign of the critic's best candidate action
@@ -48,10 +52,12 @@ def near_obstacle_states(n: int, seed: int, render: bool) -> tuple[np.ndarray, n
     return st, (vec._b.frames() if render else None), str(obs["instruction"][0])
 
 
-def safer_turn_gap(states: np.ndarray, turn_steps: int = 3, horizon: int = 10) -> np.ndarray:
+def safer_turn_gap(states: np.ndarray, turn_steps: int = 3, horizon: int = 10, exits: bool = True) -> np.ndarray:
     """``worst ℓ*(full left) − worst ℓ*(full right)`` per state: each turn held ``turn_steps`` control steps,
-    then straight, for ``horizon`` steps (0.1 s each); > 0 means turning left (``u > 0``) is safer."""
+    then straight, for ``horizon`` steps (0.1 s each); > 0 means turning left (``u > 0``) is safer. ``exits``:
+    a turn that leaves the workspace reaches ``EXIT_MARGIN`` there (the critic's failure set)."""
     from ...envs.control.dubins import U_MAX, euler, margin
+    from .exits import EXIT_MARGIN
 
     n = len(states)
     obstacles = states[:, 5:7].reshape(-1, 1, 2)
@@ -62,6 +68,8 @@ def safer_turn_gap(states: np.ndarray, turn_steps: int = 3, horizon: int = 10) -
         for k in range(horizon):
             x, y, th = euler(x, y, th, np.full(n, u if k < turn_steps else 0.0), 10)
             m = np.minimum(m, margin(np.stack([x, y], 1), obstacles))
+            if exits:
+                m = np.where((np.abs(x) > 1.0) | (np.abs(y) > 1.0), np.minimum(m, EXIT_MARGIN), m)
         return m
 
     return worst(U_MAX) - worst(-U_MAX)
@@ -94,10 +102,11 @@ def turn_agreement(critic: Any, policy: Any, obs: Literal["image", "state"] = "i
 
 
 def infeasible_fractions(critic: Any, policy: Any, observations: Tensor, instructions: Sequence[str],
-                         margin: np.ndarray, unsafe: np.ndarray, delta: float,
-                         batch: int = 2048) -> dict[str, float]:
+                         margin: np.ndarray, unsafe: np.ndarray, delta: float, batch: int = 2048,
+                         lost: np.ndarray | None = None) -> dict[str, float]:
     """On rollout frames: the gate's flagged fraction ``Q(o, ā) ≤ δ`` (and ``≤ 0``), the frames with no
-    safe candidate (``max_C Q ≤ δ``), against the unsafe-frame rate and the ``ℓ ≤ δ`` floor."""
+    safe candidate (``max_C Q ≤ δ``), against the unsafe-frame rate and the ``ℓ ≤ δ`` floor; with ``lost``
+    (:func:`.viability.unrecoverable` per frame) also the unrecoverable rate and the floor joined with it."""
     q_mean, q_best = [], []
     with torch.no_grad():
         for i in range(0, len(observations), batch):
@@ -107,29 +116,45 @@ def infeasible_fractions(critic: Any, policy: Any, observations: Tensor, instruc
             q_mean.append(q_c[:, 0])
             q_best.append(q_c.max(dim=1).values)
     qm, qb = torch.cat(q_mean).numpy(), torch.cat(q_best).numpy()
-    return {"infeasible_frac": float(np.mean(qm <= delta)), "infeasible_frac_at_0": float(np.mean(qm <= 0.0)),
-            "no_safe_action_frac": float(np.mean(qb <= delta)), "unsafe_frame_rate": float(np.mean(unsafe > 0)),
-            "margin_below_delta_rate": float(np.mean(margin <= delta)), "frames": float(len(qm)), "delta": delta}
+    out = {"infeasible_frac": float(np.mean(qm <= delta)), "infeasible_frac_at_0": float(np.mean(qm <= 0.0)),
+           "no_safe_action_frac": float(np.mean(qb <= delta)), "unsafe_frame_rate": float(np.mean(unsafe > 0)),
+           "margin_below_delta_rate": float(np.mean(margin <= delta)), "frames": float(len(qm)), "delta": delta}
+    if lost is not None:
+        lost = np.asarray(lost, bool)
+        out |= {"unrecoverable_frame_rate": float(np.mean(lost)),
+                "flag_floor_rate": float(np.mean(lost | (margin <= delta))),
+                # which frames: Q ≤ 0 on the lost ones (recall) and on the recoverable ones (false flags)
+                "lost_flagged_at_0": float(np.mean(qm[lost] <= 0.0)) if lost.any() else float("nan"),
+                "recoverable_flagged_at_0": float(np.mean(qm[~lost] <= 0.0)) if (~lost).any() else float("nan")}
+    return out
 
 
 def gate_check(critic: Any, policy: Any, observations: Tensor, instructions: Sequence[str], margin: np.ndarray,
                unsafe: np.ndarray, delta: float, obs: Literal["image", "state"] = "image", tolerance: float = 0.1,
-               probe_states: int = 2048) -> dict[str, Any]:
-    """Both checks and their verdicts: ``selective`` when ``|P(Q ≤ 0) − unsafe rate| ≤ tolerance`` and the
-    flagged fraction at δ is within ``tolerance`` of its floor ``P(ℓ ≤ δ)``; ``knows_safer_turn`` at 80 %."""
-    frac = infeasible_fractions(critic, policy, observations, instructions, margin, unsafe, delta)
+               probe_states: int = 2048, lost: np.ndarray | None = None) -> dict[str, Any]:
+    """Both checks and their verdicts: ``selective`` when ``|P(Q ≤ 0) − reference| ≤ tolerance`` and the
+    flagged fraction at δ is within ``tolerance`` of its floor; the reference is the unrecoverable rate given
+    ``lost`` (the floor then ``P(lost or ℓ ≤ δ)``), else the unsafe rate (floor ``P(ℓ ≤ δ)``);
+    ``knows_safer_turn`` at 80 % (the probe counts exits as failures)."""
+    frac = infeasible_fractions(critic, policy, observations, instructions, margin, unsafe, delta, lost=lost)
     turn = turn_agreement(critic, policy, obs, n=probe_states)
+    reference = frac.get("unrecoverable_frame_rate", frac["unsafe_frame_rate"])
+    floor = frac.get("flag_floor_rate", frac["margin_below_delta_rate"])
     return {**frac, **turn, "target": critic.config.target,
-            "selective": bool(abs(frac["infeasible_frac_at_0"] - frac["unsafe_frame_rate"]) <= tolerance
-                              and frac["infeasible_frac"] - frac["margin_below_delta_rate"] <= tolerance),
+            "selective": bool(abs(frac["infeasible_frac_at_0"] - reference) <= tolerance
+                              and frac["infeasible_frac"] - floor <= tolerance),
             "knows_safer_turn": bool(turn["best_candidate_agreement"] >= AGREEMENT_TARGET)}
 
 
 def check_on_rollouts(env: str, critic: Any, policy: Any, rollouts: Any, margin: np.ndarray,
                       delta: float) -> dict[str, Any]:
     """The check the ``shield_ppo`` stage runs on each warm critic, on the BC ``rollouts`` (a ``RolloutSet``) and
-    their margins: both checks on Dubins-VL (the probe states are Dubins-VL's), the infeasible fractions only on
-    the other envs."""
+    their margins: both checks on Dubins-VL (the probe states are Dubins-VL's; the frames' states are replayed for
+    the unrecoverable reference, :mod:`.viability`), the infeasible fractions only on the other envs."""
+    from .viability import frame_states, unrecoverable
+
     args = (critic, policy, torch.as_tensor(np.asarray(rollouts.frames)), rollouts.frame_instructions(), margin,
             np.asarray(rollouts.cost), delta)
-    return gate_check(*args, obs="image") if env == "dubins" else infeasible_fractions(*args)
+    if env != "dubins":
+        return infeasible_fractions(*args)
+    return gate_check(*args, obs="image", lost=unrecoverable(frame_states(rollouts)))

@@ -40,13 +40,12 @@ from ...threads import set_torch_threads
 from ..costs.margins import MarginKind, MarginSource
 from ..policy.visuomotor import clipped_gaussian_log_prob, gaussian_entropy
 from .critic import CriticConfig, CriticTrainer, FeatureReplay, ReplayBuffer, SafetyCritic, best_of
+from .exits import cap_exits
 from .vecenv import TrainVec
 
 Method = Literal["ppo", "ppo_lag", "gated", "penalty"]
 METHODS: tuple[str, ...] = ("ppo", "ppo_lag", "gated", "penalty")
 USES_CRITIC = frozenset({"gated", "penalty"})
-#: the margin a transition that leaves the workspace reaches (``PPOConfig.exit_is_failure``)
-EXIT_MARGIN = -1.0
 
 
 @dataclass(frozen=True)
@@ -437,7 +436,7 @@ class GatedPPO:
             train_cost = (reached_ell < 0).astype(np.float64)
             if cfg.exit_is_failure and step.exited is not None and step.exited.any():
                 assert step.steps_cut is not None
-                reached_ell = np.where(step.exited, np.minimum(reached_ell, EXIT_MARGIN), reached_ell)
+                reached_ell = cap_exits(reached_ell, step.exited)
                 train_cost = np.where(step.exited, step.steps_cut, train_cost)
             ro.ell[t], ro.reached_ell[t] = ell, reached_ell
             if isinstance(self.buffer, ReplayBuffer):

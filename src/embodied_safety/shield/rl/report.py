@@ -152,14 +152,24 @@ def table_delta(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> str:
 
 
 def table_gate_check(checks: Mapping[str, Mapping[str, Any]]) -> str:
-    """The warm critics' offline acceptance check (:mod:`.gate_check`), one row per (margin, critic target)."""
+    """The warm critics' offline acceptance check (:mod:`.gate_check`), one row per (margin, critic target);
+    ``unrecoverable`` (:mod:`.viability`, exits counted) is the reference ``Q ≤ 0`` should match."""
     lines = ["\n## Offline gate check of the warm critics (before any PPO step)\n",
-             "| margin / target | flagged Q(o, ā) ≤ δ | floor P(ℓ ≤ δ) | Q ≤ 0 | unsafe frames | best candidate agrees |",
-             "|---|---|---|---|---|---|"]
+             "| margin / target | flagged Q(o, ā) ≤ δ | floor | Q ≤ 0 | unsafe frames | unrecoverable frames | "
+             "Q ≤ 0 on lost / on recoverable | best candidate agrees | verdicts |",
+             "|---|---|---|---|---|---|---|---|---|"]
+
+    def num(c: Mapping[str, Any], key: str) -> str:
+        return f"{c[key]:.3f}" if key in c else "–"
+
     for name, c in checks.items():
-        agree = f"{c['best_candidate_agreement']:.3f}" if "best_candidate_agreement" in c else "–"
-        lines.append(f"| {name} | {c['infeasible_frac']:.3f} | {c['margin_below_delta_rate']:.3f} | "
-                     f"{c['infeasible_frac_at_0']:.3f} | {c['unsafe_frame_rate']:.3f} | {agree} |")
+        floor = c.get("flag_floor_rate", c["margin_below_delta_rate"])
+        verdicts = ", ".join(k for k in ("selective", "knows_safer_turn") if c.get(k)) or ("none" if "selective" in c
+                                                                                           else "–")
+        lines.append(f"| {name} | {c['infeasible_frac']:.3f} | {floor:.3f} | {c['infeasible_frac_at_0']:.3f} | "
+                     f"{c['unsafe_frame_rate']:.3f} | {num(c, 'unrecoverable_frame_rate')} | "
+                     f"{num(c, 'lost_flagged_at_0')} / {num(c, 'recoverable_flagged_at_0')} | "
+                     f"{num(c, 'best_candidate_agreement')} | {verdicts} |")
     return "\n".join(lines) + "\n"
 
 

@@ -139,7 +139,7 @@ def warm_start_critic(env: str, policy: Any, rs: Any, ell: Any, critic_cfg: Any,
     import torch
 
     from .critic import CriticTrainer, SafetyCritic, replay_from_rollouts, warm_start
-    from .ppo import EXIT_MARGIN
+    from .exits import EXIT_MARGIN
 
     # Dubins-VL ends an unsuccessful episode early only when the car leaves the workspace: a failure to the critic
     buf = replay_from_rollouts(rs, ell, MAX_STEPS.get(env, 100), exit_margin=EXIT_MARGIN if env == "dubins" else None)

@@ -31,7 +31,8 @@ from ..costs.margins import MarginSource
 from ..policy.state import StatePolicy, StatePolicyConfig
 from ..policy.visuomotor import clipped_gaussian_log_prob
 from .critic import CriticConfig, CriticTrainer, ReplayBuffer, SafetyCritic, warm_start
-from .ppo import EXIT_MARGIN, PPOConfig, train
+from .exits import cap_exits
+from .ppo import PPOConfig, train
 from .vecenv import TrainVec
 
 BC_SEED, START_SEED, EVAL_SEED = 1_000_000, 2_000_000, 3_000_000
@@ -163,7 +164,7 @@ def start_rollouts(policy: StatePolicy, cfg: StateControlConfig) -> StartData:
         step = vec.step(act.astype(np.float64))
         reached = step.reached_margin
         if cfg.exit_is_failure and step.exited is not None:  # the image stage's replay (runs.warm_start_critic)
-            reached = np.where(step.exited, np.minimum(reached, EXIT_MARGIN), reached)
+            reached = cap_exits(reached, step.exited)
         buf.add(states, [""] * len(states), act, margin, step.reached_images, reached,
                 step.terminated.astype(np.float32))
         all_s.append(states)
@@ -251,15 +252,17 @@ def table(out: dict[str, Any]) -> str:
 def check(cfg: StateControlConfig) -> dict[str, Any]:
     """:func:`.gate_check.gate_check` of a critic warmed with each target on the start policy's rollouts."""
     from .gate_check import gate_check
+    from .viability import unrecoverable
 
     set_torch_threads(cfg.threads)
     policy = bc_policy(cfg)
     start = start_rollouts(policy, cfg)
     out: dict[str, Any] = {"config": cfg.as_dict(), "start_policy": evaluate(policy, cfg.eval_episodes)}
+    lost = unrecoverable(start.states.astype(np.float64))
     for target in ("policy_mean", "best"):
         critic = warm_critic(policy, start, cfg, target)  # type: ignore[arg-type]
         out[target] = gate_check(critic, policy, torch.as_tensor(start.states), [""] * len(start.states),
-                                 start.margin, start.unsafe, cfg.delta, obs="state")
+                                 start.margin, start.unsafe, cfg.delta, obs="state", lost=lost)
         print(f"target {target}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
                                                 for k, v in out[target].items()))
     return out

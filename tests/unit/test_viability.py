@@ -1,0 +1,97 @@
+"""The simulator's references for the offline gate check (shield/rl/viability.py) and the exit-aware turn probe."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from embodied_safety.envs.control.dubins import U_MAX, DubinsVLEnv, DubinsVLVec
+from embodied_safety.shield.rl.gate_check import safer_turn_gap
+from embodied_safety.shield.rl.viability import (
+    escapes,
+    failure_bound,
+    frame_states,
+    references,
+    unrecoverable,
+)
+
+
+def state(x: float, y: float, th: float, goal: tuple[float, float], obstacle: tuple[float, float]) -> list[float]:
+    return [x, y, th, *goal, *obstacle]
+
+
+def test_a_goal_ahead_or_a_circle_that_fits_saves_the_car_and_a_wall_ahead_does_not() -> None:
+    states = np.array([
+        state(0.0, 0.0, 0.0, (0.5, 0.0), (-0.6, -0.6)),    # the goal 0.5 ahead: reached in 0.9 s
+        state(0.0, -0.5, 0.0, (-0.9, 0.9), (0.9, 0.9)),    # a full-left circle (centre (0, 0.045)) stays inside
+        state(0.98, 0.0, 0.0, (-0.6, -0.6), (-0.5, 0.5)),  # 0.02 from the edge, heading out: no turn is tight enough
+        state(0.2, 0.3, 0.0, (-0.6, -0.6), (0.2, 0.3)),    # inside the unsafe zone now
+    ])
+    assert escapes(states).tolist() == [True, True, False, False]
+    assert unrecoverable(states).tolist() == [False, False, True, True]
+    # one segment of 0.5 s is not the 3 s question: the wall ahead is 0.02 away, the circle has room
+    assert escapes(states, depth=1).tolist() == [True, True, False, False]
+
+
+def test_the_tree_search_is_no_weaker_than_holding_one_turn() -> None:
+    rng = np.random.default_rng(0)
+    n = 256
+    states = np.column_stack([rng.uniform(-0.9, 0.9, (n, 2)), rng.uniform(-np.pi, np.pi, n),
+                              rng.uniform(-0.9, 0.9, (n, 2)), rng.uniform(-0.9, 0.9, (n, 2))])
+    held = np.zeros(n, bool)
+    for u in (-U_MAX, 0.0, U_MAX):  # a single rate held 3 s is one branch of the tree
+        held |= escapes(states, rates=(u,))
+    full = escapes(states)
+    assert np.all(full[held]) and full.sum() > held.sum()
+
+
+def test_the_turn_probe_counts_leaving_the_workspace_as_the_worse_turn() -> None:
+    # 0.1 from the right edge heading up, the obstacle down-left: by the obstacle alone the right turn (u < 0,
+    # away from it) is safer, but it drives through the edge; with exits counted the left turn is the safer one
+    s = np.array([state(0.9, -0.5, np.pi / 2, (-0.6, 0.6), (-0.7, -0.7))])
+    assert safer_turn_gap(s, exits=False)[0] < 0.0
+    assert safer_turn_gap(s, exits=True)[0] > 0.5
+
+
+@pytest.fixture(scope="module")
+def rollouts():
+    from embodied_safety.shield.policy.demos import episode_seeds
+    from embodied_safety.shield.policy.rollouts import collect_rollouts
+    from embodied_safety.shield.policy.visuomotor import policy_for_env
+
+    torch.manual_seed(0)
+    policy = policy_for_env(DubinsVLEnv())
+    return collect_rollouts(None, policy, seeds=episode_seeds(7, range(6)), n_envs=3,
+                            make_vec=lambda n: DubinsVLVec(n, render=True))
+
+
+def test_frame_states_replay_the_recorded_episodes(rollouts) -> None:
+    states = frame_states(rollouts)
+    assert states.shape == (rollouts.n_frames, 7)
+    first = rollouts.frame_t == 0
+    env = DubinsVLEnv()
+    for e, seed in enumerate(rollouts.episode_seeds):  # each episode starts at its seed's reset state
+        np.testing.assert_array_equal(states[first][e], env.reset(seed=int(seed))[1]["state"])
+    refs = references(rollouts, 100, states)
+    assert refs["unsafe_frame_rate"] <= refs["unrecoverable_frame_rate"] <= 1.0
+    assert 0.0 <= refs["failure_bound_frame_rate"] <= 1.0
+
+
+def test_frame_states_refuse_rollouts_that_are_not_these_episodes(rollouts) -> None:
+    other = dataclasses.replace(rollouts, episode_seeds=np.asarray(rollouts.episode_seeds) + 1)
+    with pytest.raises(ValueError, match="does not reproduce frame"):
+        frame_states(other)
+
+
+def test_failure_bound_marks_frames_up_to_the_last_cost_and_whole_exit_episodes() -> None:
+    class R:  # two episodes: a cost at t = 1 of a timeout, then an exit (ended at step 2 of 100, no success)
+        frame_episode = np.array([0, 0, 0, 0, 1, 1, 1])
+        frame_t = np.array([0, 1, 2, 3, 0, 1, 2])
+        cost = np.array([0, 1, 0, 0, 0, 0, 0], float)
+        episode_success = np.array([False, False])
+        episode_length = np.array([100, 2])
+
+    assert failure_bound(R(), 100).tolist() == [True, True, False, False, True, True, True]
