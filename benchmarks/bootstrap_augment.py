@@ -8,6 +8,7 @@ on test, ood_objectshift and ood_taskshift. ``--table`` prints the runs collecte
     python benchmarks/bootstrap_augment.py --name extra1 --seed 0 --set augment_extra_objects=1
     python benchmarks/bootstrap_augment.py --name rename1 --seed 0 --set augment_extra_objects=0 --set augment_rename_targets=1
     python benchmarks/bootstrap_augment.py --name lexicon2 --seed 0 --set augment_extra_objects=1 --lexicon 2
+    python benchmarks/bootstrap_augment.py --name proxy --seed 0     # params.yaml: proxy_names on; both numbers
 
 (``params.yaml`` turns ``augment_extra_objects`` on, so every variant sets both fields it compares.)
     python benchmarks/bootstrap_augment.py --table
@@ -59,15 +60,20 @@ def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, o
           flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="bootstrap_augment_"))
     try:
-        metrics = train_bootstrap_actor(examples, tmp / "model", shape, TrainSettings(sft=cfg.sft, seed=cfg.seed, threads=threads))
+        metrics = train_bootstrap_actor(examples, tmp / "model", shape, TrainSettings(sft=cfg.sft, seed=cfg.seed, threads=threads),
+                                        proxy_names=cfg.proxy_names)
         actor = HFActor(tmp / "model")
+        plain = HFActor(tmp / "model", proxy_names=False) if actor.lexicon is not None else None
         for split in SPLITS:
             tasks, _ = load_task_dir(splits_root / split)
-            t0 = time.time()
-            ev, _ = evaluate_actor(tasks, actor, temperature=0.0, seed=cfg.seed, prefix=split)
-            metrics.update({k: v for k, v in ev.items() if k.count("/") == 1})
-            print(f"[{name} seed {seed}] {split}: SR {ev[f'{split}/sr']:.3f} SSR {ev[f'{split}/ssr']:.3f} "
-                  f"({time.time() - t0:.0f} s)", flush=True)
+            for tag, a in (("", actor), ("plain_", plain)):  # with proxy names (actors/proxy.py) and without
+                if a is None:
+                    continue
+                t0 = time.time()
+                ev, _ = evaluate_actor(tasks, a, temperature=0.0, seed=cfg.seed, prefix=split)
+                metrics.update({f"{split}/{tag}{k.split('/', 1)[1]}": v for k, v in ev.items() if k.count("/") == 1})
+                print(f"[{name} seed {seed}] {split} {tag or 'as run '}: SR {ev[f'{split}/sr']:.3f} "
+                      f"SSR {ev[f'{split}/ssr']:.3f} ({time.time() - t0:.0f} s)", flush=True)
         if keep is not None:  # the trained actor, for failure dumps (rollout.failure_modes)
             shutil.copytree(tmp / "model", keep, dirs_exist_ok=True)
     finally:
@@ -96,7 +102,26 @@ def table(out: Path) -> str:
         mins = statistics.mean(x["train/seconds"] for x in m) / 60
         lines.append(f"| {name} | {','.join(str(r['seed']) for r in rows)} | {m[0]['train/params'] / 1e6:.2f} M "
                      f"| {mins:.1f} | {splits} |")
-    return "\n".join(lines) + "\n\n" + paired(groups)
+    return "\n".join(lines) + "\n\n" + paired(groups) + "\n\n" + proxy_gain(groups)
+
+
+def proxy_gain(groups: dict[str, list[dict]]) -> str:
+    """Per variant trained with proxy names: SR with them minus SR without, the same actor, paired over seeds."""
+    from embodied_safety.evaluation.stats import t_interval
+
+    lines = ["| variant: proxy names - plain | seeds | " + " | ".join(f"{s} ΔSR" for s in SPLITS) + " |",
+             "|---|---|" + "---|" * len(SPLITS)]
+    for name, rows in groups.items():
+        rows = [r for r in rows if f"{SPLITS[0]}/plain_sr" in r["metrics"]]
+        if not rows:
+            continue
+
+        def cell(split: str, rows: list[dict] = rows) -> str:
+            mean, half = t_interval([r["metrics"][f"{split}/sr"] - r["metrics"][f"{split}/plain_sr"] for r in rows])
+            return f"{mean:+.3f}" + ("" if half != half else f" [{mean - half:+.3f}, {mean + half:+.3f}]")
+        lines.append(f"| {name} | {','.join(str(r['seed']) for r in rows)} | "
+                     + " | ".join(cell(s) for s in SPLITS) + " |")
+    return "\n".join(lines)
 
 
 def paired(groups: dict[str, list[dict]], base: str = "base") -> str:

@@ -52,7 +52,7 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
     with mlflow_run(tracking_config(cfg.tracking), "bootstrap_actor", params=dataclasses.asdict(cfg)):
         metrics: dict[str, float] = dict(train_bootstrap_task(
             examples, tmp / "model", shape, TrainSettings(sft=cfg.sft, seed=cfg.seed),
-            log=lambda m, step: rows.append({**m, "step": step})))
+            log=lambda m, step: rows.append({**m, "step": step}), proxy_names=cfg.proxy_names))
         metrics.update({f"data/examples_{k}": v for k, v in kinds.items()})
         if augmented:
             metrics.update({f"data/augment_{k}": float(v) for k, v in aug_counts.items()})
@@ -60,6 +60,7 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
         ev, _ = evaluate_actor(eval_tasks, actor, temperature=0.0, seed=cfg.seed, prefix="eval")
         metrics.update({k: v for k, v in ev.items() if k.count("/") == 1})
         metrics.update(feedback_following(eval_tasks, actor, prefix="eval"))
+        metrics.update(ood_with_and_without_proxies(actor, tmp / "model", splits, cfg))
         metrics["checks/sr"] = float(metrics["eval/sr"] >= cfg.min_sr)
         metrics["checks/ssr"] = float(0 < metrics["eval/ssr"] <= cfg.max_ssr)
         metrics["checks/feedback_following"] = float(metrics.get("eval/feedback_following", 0) >= cfg.min_feedback_following)
@@ -81,6 +82,22 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
           f"feedback-following {metrics.get('eval/feedback_following', 0):.3f}; checks "
           f"{[k for k, v in metrics.items() if k.startswith('checks/') and v == 1.0]}")
     return metrics
+
+
+def ood_with_and_without_proxies(actor: HFActor, model: Path, splits: Path,
+                                 cfg: BootstrapActorConfig) -> dict[str, float]:
+    """SR / SSR on each of ``cfg.ood_splits`` as the actor runs (``{split}/sr``) and, when it has proxy names, without
+    them (``{split}/plain_sr``): the reports show both (actors/proxy.py)."""
+    plain = HFActor(model, proxy_names=False) if actor.lexicon is not None else None
+    out: dict[str, float] = {}
+    for split in cfg.ood_splits:
+        tasks, _ = load_task_dir(splits / split)
+        for tag, a in (("", actor), ("plain_", plain)):
+            if a is not None:
+                ev, _ = evaluate_actor(tasks, a, temperature=0.0, seed=cfg.seed, prefix=split)
+                out.update({f"{split}/{tag}{k.split('/', 1)[1]}": float(v) for k, v in ev.items()
+                            if k.count("/") == 1 and k.split("/", 1)[1] in ("sr", "ssr")})
+    return out
 
 
 STAGE = Stage("bootstrap_actor", bootstrap_actor, config=BootstrapActorConfig, inputs={"splits": str(SPLITS)},

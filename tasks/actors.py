@@ -36,8 +36,8 @@ def cached_split(path: Path) -> dict[str, CompiledTask]:
 
 @task(name="train-bootstrap-actor", cache_policy=NO_CACHE, log_prints=False)  # datasets prints bytecode when hashing
 def train_bootstrap_task(examples: list[Example], out_dir: Path, shape: ModelShape, train: TrainSettings,
-                         log: Any = None) -> dict[str, float]:
-    return train_bootstrap_actor(examples, out_dir, shape, train, log=log)
+                         log: Any = None, proxy_names: bool = False) -> dict[str, float]:
+    return train_bootstrap_actor(examples, out_dir, shape, train, log=log, proxy_names=proxy_names)
 
 
 @task(name="rollout-chunk", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)

@@ -46,7 +46,7 @@ def tiny_suite(tmp_path_factory, worker_id, prefect_harness):
 def tiny_actor(tiny_suite, tmp_path_factory, worker_id):
     def config(root: Path) -> BootstrapActorConfig:
         return BootstrapActorConfig(
-            patterns=1, hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=2,
+            patterns=1, proxy_names=True, ood_splits=("ood_taskshift",), hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=2,
             num_key_value_heads=1, head_dim=32, sft={"max_steps": 6, "per_device_train_batch_size": 16,
                                                     "learning_rate": 1e-3, "logging_steps": 2, "max_length": 512},
             tracking={"tracking_uri": f"sqlite:///{root}/mlflow.db", "artifact_root": str(root / "artifacts")})

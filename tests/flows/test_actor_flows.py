@@ -17,7 +17,8 @@ def test_bootstrap_actor_trains_evaluates_and_registers(tiny_actor):
 
     root, cfg, metrics = tiny_actor
     assert json.loads((root / "metrics.json").read_text()) == metrics
-    for key in ("train/loss", "eval/sr", "eval/ssr", "eval/feedback_following", "checks/sr", "registry/version"):
+    for key in ("train/loss", "eval/sr", "eval/ssr", "eval/feedback_following", "checks/sr", "registry/version",
+                "ood_taskshift/sr", "ood_taskshift/plain_sr"):  # OOD with and without proxy names
         assert key in metrics
     out = root / "bootstrap_actor"
     assert (out / "model" / "model.safetensors").is_file() and (out / "training_curve.png").is_file()
@@ -28,6 +29,7 @@ def test_bootstrap_actor_trains_evaluates_and_registers(tiny_actor):
     from embodied_safety.actors.hf import HFActor
 
     assert len(HFActor(path).generate(["Your input: - task_instruction: clean"], 0.0)) == 1
+    assert HFActor(path).lexicon is not None  # the registered dir carries the proxy-name lexicon in its profile
 
 
 def test_rollouts_with_faults_then_retry_failed(tiny_actor, tiny_suite, tmp_path):

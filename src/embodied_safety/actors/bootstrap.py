@@ -24,6 +24,8 @@ from ..envs.household.suite.catalog import CATALOG
 from ..threads import set_torch_threads
 from .bootstrap_data import Example
 from .hf import PROFILE_FILE
+from .proxy import PROFILE_KEY as PROXY_KEY
+from .proxy import Lexicon
 from .trl_cpu import compact_on_cpu, trainer_with_sampler
 
 SPECIAL = ["<pad>", "<unk>", "<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -105,8 +107,10 @@ def _dataset(examples: Sequence[Example]) -> Any:
                                "completion": [{"role": "assistant", "content": e.completion}]} for e in examples])
 
 
-def save_actor_dir(model: Any, tokenizer: Any, out_dir: str | os.PathLike[str], max_new_tokens: int) -> Path:
-    """Save a sampling-enabled actor dir: weights, tokenizer, generation config (do_sample), compact profile."""
+def save_actor_dir(model: Any, tokenizer: Any, out_dir: str | os.PathLike[str], max_new_tokens: int,
+                   lexicon: Lexicon | None = None) -> Path:
+    """Save a sampling-enabled actor dir: weights, tokenizer, generation config (do_sample), compact profile (with
+    the proxy-name lexicon when given, :mod:`.proxy`)."""
     from transformers import GenerationConfig
 
     out_dir = Path(out_dir)
@@ -116,16 +120,19 @@ def save_actor_dir(model: Any, tokenizer: Any, out_dir: str | os.PathLike[str], 
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)
-    (out_dir / PROFILE_FILE).write_text(json.dumps({"prompt_style": "compact", "max_new_tokens": max_new_tokens,
-                                                    "kind": "bootstrap", "grammar_tokens": grammar_tokens(tokenizer)},
-                                                   indent=2))
+    profile: dict[str, Any] = {"prompt_style": "compact", "max_new_tokens": max_new_tokens, "kind": "bootstrap",
+                               "grammar_tokens": grammar_tokens(tokenizer)}
+    if lexicon is not None:
+        profile[PROXY_KEY] = lexicon.to_json()
+    (out_dir / PROFILE_FILE).write_text(json.dumps(profile, indent=2, sort_keys=True))
     return out_dir
 
 
 def train_bootstrap_actor(examples: Sequence[Example], out_dir: str | os.PathLike[str], shape: ModelShape,
                           train: TrainSettings, log: Callable[[dict[str, float], int], None] | None = None,
-                          max_new_tokens: int = 16) -> dict[str, float]:
-    """Train and save an HF model dir (safetensors, tokenizer, chat template, generation config)."""
+                          max_new_tokens: int = 16, proxy_names: bool = False) -> dict[str, float]:
+    """Train and save an HF model dir (safetensors, tokenizer, chat template, generation config); with
+    ``proxy_names`` the profile holds the examples' :class:`.proxy.Lexicon`."""
     from transformers import TrainerCallback
     from trl import SFTConfig, SFTTrainer
 
@@ -150,6 +157,7 @@ def train_bootstrap_actor(examples: Sequence[Example], out_dir: str | os.PathLik
     t0 = time.time()
     result = trainer.train()
     model = trainer.model
-    save_actor_dir(model, tokenizer, out_dir, max_new_tokens)
+    lexicon = Lexicon.from_examples((e.prompt, e.completion) for e in examples) if proxy_names else None
+    save_actor_dir(model, tokenizer, out_dir, max_new_tokens, lexicon)
     return {"train/loss": float(result.training_loss), "train/seconds": time.time() - t0,
             "train/examples": float(len(examples)), "train/params": float(sum(p.numel() for p in model.parameters()))}

@@ -23,7 +23,6 @@ re-prompts it with a cue. Three kinds of (prompt, completion) examples from the 
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -37,6 +36,7 @@ from ..envs.household.suite.augment import held_out
 from ..envs.household.suite.catalog import CATALOG
 from .context import build_context
 from .prompts import Cue, PromptStyle
+from .proxy import substitute
 
 
 @dataclass(frozen=True)
@@ -140,10 +140,8 @@ def rename(example: Example, stems: list[str], rng: random.Random) -> Example | 
     if not stems or len(pool) < len(stems):
         return None
     mapping = dict(zip(stems, rng.sample(pool, len(stems)), strict=True))
-    forms = {**mapping, **{k.replace("_", " "): v.replace("_", " ") for k, v in mapping.items() if "_" in k}}
-    pattern = re.compile(r"(?<![A-Za-z_])(" + "|".join(re.escape(k) for k in sorted(forms, key=len, reverse=True)) + r")(?![A-Za-z_])")
-    sub = lambda text: pattern.sub(lambda m: forms[m.group(1)], text)  # noqa: E731
-    return Example(sub(example.prompt), sub(example.completion), f"renamed_{example.kind}", example.task)
+    return Example(substitute(example.prompt, mapping), substitute(example.completion, mapping),
+                   f"renamed_{example.kind}", example.task)
 
 
 def bootstrap_examples(tasks: Iterable[CompiledTask], s: DataSettings) -> list[Example]:

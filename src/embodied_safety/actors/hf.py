@@ -8,7 +8,8 @@ generated token is either a grammar token (primitive names, punctuation, synset 
 token of the prompt. This is valid-action masking: an argument can only name something the
 actor was shown, so it can never invent an object that is not in the scene. A profile with
 ``"decoder": "trie"`` constrains decoding to exactly one valid call instead (``trie``; for
-pretrained BPE actors such as SmolLM2).
+pretrained BPE actors such as SmolLM2). A profile with ``"proxy_names"`` (a :class:`.proxy.Lexicon`) shows the
+actor a trained stand-in for each object word it never learnt to write, and maps the answer back (:mod:`.proxy`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from ..errors import require_package
 from ..threads import set_torch_threads
 from .prompts import PromptStyle
+from .proxy import Lexicon, lexicon_of, with_proxies
 
 PROFILE_FILE = "embodied_safety.json"
 
@@ -35,7 +37,7 @@ class HFActor:
     """Any local causal LM (model dir or hub id already in the local cache)."""
 
     def __init__(self, model: str | os.PathLike[str], max_new_tokens: int = 32, batch_size: int = 32,
-                 prompt_style: PromptStyle | None = None, threads: int | None = None) -> None:
+                 prompt_style: PromptStyle | None = None, threads: int | None = None, proxy_names: bool = True) -> None:
         require_package("transformers", "train")
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -46,7 +48,7 @@ class HFActor:
         tokenizer = AutoTokenizer.from_pretrained(model)
         loaded = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32)
         profile = read_profile(model) if Path(model).is_dir() else {}
-        self._setup(loaded, tokenizer, profile, max_new_tokens, batch_size, prompt_style)
+        self._setup(loaded, tokenizer, profile, max_new_tokens, batch_size, prompt_style, proxy_names)
 
     @classmethod
     def from_loaded(cls, model: Any, tokenizer: Any, profile: dict[str, object], max_new_tokens: int = 32,
@@ -58,7 +60,7 @@ class HFActor:
         return actor
 
     def _setup(self, model: Any, tokenizer: Any, profile: dict[str, object], max_new_tokens: int, batch_size: int,
-               prompt_style: PromptStyle | None) -> None:
+               prompt_style: PromptStyle | None, proxy_names: bool = True) -> None:
         self.tokenizer = tokenizer
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
@@ -74,6 +76,7 @@ class HFActor:
         from .trie import TrieCache
 
         self.tries: TrieCache | None = TrieCache(self.tokenizer) if profile.get("decoder") == "trie" else None
+        self.lexicon: Lexicon | None = lexicon_of(profile) if proxy_names else None
 
     def _texts(self, prompts: list[str]) -> list[str]:
         return [self.tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False,
@@ -82,7 +85,13 @@ class HFActor:
     def generate(self, prompts: list[str], temperature: float = 0.0, seed: int | Sequence[int] = 0) -> list[str]:
         """``seed`` an int: the global torch RNG is seeded once for the call (samples depend on the batch). One seed
         per prompt: each prompt samples from its own generator (Gumbel-max over ``logits / T``, the same
-        distribution as ``do_sample``), so its output does not depend on the other prompts of the batch."""
+        distribution as ``do_sample``), so its output does not depend on the other prompts of the batch. With a
+        lexicon in the profile, unseen object words are shown as proxies (:mod:`.proxy`)."""
+        if self.lexicon is not None:
+            return with_proxies(self._generate, self.lexicon, prompts, temperature, seed)
+        return self._generate(prompts, temperature, seed)
+
+    def _generate(self, prompts: list[str], temperature: float, seed: int | Sequence[int]) -> list[str]:
         import torch
 
         texts = self._texts(prompts)

@@ -71,7 +71,7 @@ class OpenAIActor(OpenAIChat):
 
     def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY",
                  prompt_style: PromptStyle | None = "full", max_tokens: int = 32, timeout_s: float = 60.0,
-                 max_retries: int = 3, backoff_s: float = 1.0, concurrency: int = 4) -> None:
+                 max_retries: int = 3, backoff_s: float = 1.0, concurrency: int = 4, proxy_names: bool = True) -> None:
         if concurrency < 1:
             raise ValueError(f"OpenAIActor: need concurrency >= 1; got {concurrency}")
         super().__init__(base_url, model, api_key_env, max_tokens, timeout_s, max_retries, backoff_s)
@@ -82,6 +82,12 @@ class OpenAIActor(OpenAIChat):
         self.prompt_style: PromptStyle = prompt_style  # type: ignore[assignment]
         self.concurrency = concurrency
         self._mask = CopyOrGrammarIds.from_model_dir(model)
+        self.lexicon = None  # proxy names (actors/proxy.py) when the served dir's profile has them
+        if proxy_names and Path(model).is_dir():
+            from .hf import read_profile
+            from .proxy import lexicon_of
+
+            self.lexicon = lexicon_of(read_profile(model))
         self._use_mask: bool | None = None if self._mask else False  # decided by the first generate()
 
     def __repr__(self) -> str:
@@ -95,6 +101,13 @@ class OpenAIActor(OpenAIChat):
         """One completion per prompt, in input order; request ``i`` uses seed ``seed + i`` (or ``seed[i]``)."""
         if not prompts:
             return []
+        if self.lexicon is not None:
+            from .proxy import with_proxies
+
+            return with_proxies(self._requests, self.lexicon, prompts, temperature, seed)
+        return self._requests(prompts, temperature, seed)
+
+    def _requests(self, prompts: list[str], temperature: float, seed: int | Sequence[int]) -> list[str]:
         if self._use_mask is None:
             self._use_mask = "vllm" in self.owned_by()
         # tokenized here, in one thread (a fast tokenizer is not safe to share between threads)

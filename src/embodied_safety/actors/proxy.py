@@ -11,19 +11,20 @@ training prompts, so it likely played the same role there (:func:`proxy_map`); t
 the real names. A category with no such proxy stays as it is.
 
 It is delexicalisation (as in task-oriented dialogue) restricted to the words the model cannot know, with the
-catalog's affordances choosing the stand-in. It is an evaluation-time option of an actor, reported beside the
-unwrapped actor's numbers, never instead of them.
+catalog's affordances choosing the stand-in. The bootstrap stage stores the :class:`Lexicon` in the actor's profile
+(``bootstrap_actor.proxy_names``); derived actors (SFT, SafeBranch) copy the profile, and every backend that reads it
+(:class:`.hf.HFActor`, :class:`.openai_backend.OpenAIActor` on a local dir) applies it unless told not to
+(``proxy_names=False``, the "plain" numbers the reports show beside it).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..envs.household.suite.catalog import CATALOG
-from .base import Actor
 
 #: an instance name in a prompt: ``apple_pie.n.01_1`` -> category ``apple_pie.n.01``
 INSTANCE = re.compile(r"(?<![A-Za-z_])([a-z][a-z_]*\.n\.\d+)_\d+")
@@ -116,15 +117,21 @@ def apply_proxies(text: str, mapping: Mapping[str, str]) -> str:
     return substitute(text, {stem(k): stem(v) for k, v in mapping.items()})
 
 
-class ProxyNames:
-    """An :class:`~.base.Actor` that shows ``actor`` proxy names for the words it never wrote (module docstring)."""
+#: the actor profile's key (``embodied_safety.json``) holding the :class:`Lexicon`; absent = no proxy names
+PROFILE_KEY = "proxy_names"
 
-    def __init__(self, actor: Actor, lexicon: Lexicon) -> None:
-        self.actor, self.lexicon = actor, lexicon
-        self.prompt_style = actor.prompt_style
-        self.name = f"{getattr(actor, 'name', 'actor')}+proxy"
 
-    def generate(self, prompts: list[str], temperature: float = 0.0, seed: int | Sequence[int] = 0) -> list[str]:
-        maps = [proxy_map(p, self.lexicon) for p in prompts]
-        raw = self.actor.generate([apply_proxies(p, m) for p, m in zip(prompts, maps, strict=True)], temperature, seed)
-        return [apply_proxies(r, {v: k for k, v in m.items()}) for r, m in zip(raw, maps, strict=True)]
+def lexicon_of(profile: Mapping[str, object]) -> Lexicon | None:
+    """The profile's lexicon, or None when the actor was saved without proxy names."""
+    raw = profile.get(PROFILE_KEY)
+    if not isinstance(raw, dict):
+        return None
+    return Lexicon(dict(raw["counts"]), {k: dict(v) for k, v in raw["cooc"].items()})
+
+
+def with_proxies(generate: Callable[[list[str], float, int | Sequence[int]], list[str]], lexicon: Lexicon,
+                 prompts: list[str], temperature: float, seed: int | Sequence[int]) -> list[str]:
+    """``generate`` on the prompts with proxy names in, the outputs with the real names back."""
+    maps = [proxy_map(p, lexicon) for p in prompts]
+    raw = generate([apply_proxies(p, m) for p, m in zip(prompts, maps, strict=True)], temperature, seed)
+    return [apply_proxies(r, {v: k for k, v in m.items()}) for r, m in zip(raw, maps, strict=True)]

@@ -22,6 +22,10 @@ class BootstrapActorConfig(ModelShape):
     augment_extra_objects: int = 0  # copies per train task with 1..augment_extra_max neutral extra objects
     augment_extra_max: int = 2
     augment_rename_targets: int = 0  # copies per train task whose target is another same-ability category
+    # proxy names (actors/proxy.py): the profile stores the training lexicon; an object word the actor never wrote
+    # is shown as a trained word with the same catalog abilities. ``ood_splits`` are evaluated with and without.
+    proxy_names: bool = False
+    ood_splits: tuple[str, ...] = ()
     seed: int = 0
     observation: Literal["full", "partial"] = "full"
     sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {
