@@ -3,7 +3,7 @@
 
 | file | paper | source |
 |---|---|---|
-| `table2.md` | Table 2 (+ inference-time baselines, best marked) | `models/safebranch_metrics.json`, `data/baselines_metrics.json` |
+| `table2.md` | Table 2 (+ inference-time baselines, best marked; the base without proxy names) | `models/safebranch_metrics.json`, `data/baselines_metrics.json`, `models/bootstrap_actor_metrics.json` |
 | `table2_seeds.md` | Table 2, mean ± std over seeds | `models/safebranch/results.json` |
 | `table14.md` | Table 14 (with test-time cost) | the same as `table2.md` |
 | `table12_funnel.md`, `fig3b_funnel.png` | Table 12 / Fig. 3b | `data/branches/funnel.json` (the chart copied) |
@@ -42,6 +42,7 @@ from tasks.tracking import log_artifacts, mlflow_run, tracking_config
 OUT = Path("reports")
 SAFEBRANCH = Path("models/safebranch")
 SB_METRICS = Path("models/safebranch_metrics.json")
+BOOT_METRICS = Path("models/bootstrap_actor_metrics.json")  # the base actor's OOD numbers without proxy names
 BASELINES = Path("data/baselines_metrics.json")
 FUNNEL = Path("data/branches/funnel.json")
 ALFRED = Path("data/alfred")
@@ -54,11 +55,12 @@ GPU_RUNS = Path("benchmarks/gpu_runs")  # committed: one folder per GPU lease (b
 @flow(name="report", log_prints=True)
 def report(out: Path = OUT, safebranch: Path = SAFEBRANCH, sb_metrics: Path = SB_METRICS, baselines: Path = BASELINES,
            funnel_path: Path = FUNNEL, alfred: Path = ALFRED, alfred_metrics: Path = ALFRED_METRICS,
-           agentbench: Path = AGENTBENCH, shield: Path = SHIELD, gpu_runs: Path = GPU_RUNS) -> list[str]:
+           agentbench: Path = AGENTBENCH, shield: Path = SHIELD, gpu_runs: Path = GPU_RUNS,
+           boot_metrics: Path = BOOT_METRICS) -> list[str]:
     with mlflow_run(tracking_config(), "report") as run:
         names = render(cached_code_key(*STAGE.code_modules), out, safebranch, sb_metrics, baselines, funnel_path,
                        alfred, alfred_metrics, agentbench, LABELS, shield,
-                       lambda rows: render_tables(rows, "ShieldVLA part 2, all environments"), gpu_runs)
+                       lambda rows: render_tables(rows, "ShieldVLA part 2, all environments"), gpu_runs, boot_metrics)
         log_artifacts([out / n for n in names] + [out / "index.md"])
     print(f"{len(names)} report files in {out}/ (MLflow run {run.info.run_id}): {', '.join(names)}")
     return names
@@ -67,7 +69,8 @@ def report(out: Path = OUT, safebranch: Path = SAFEBRANCH, sb_metrics: Path = SB
 STAGE = Stage("report", report, inputs={
     "safebranch": str(SAFEBRANCH), "sb_metrics": str(SB_METRICS), "baselines": str(BASELINES),
     "funnel_path": str(FUNNEL), "alfred": str(ALFRED), "alfred_metrics": str(ALFRED_METRICS),
-    "agentbench": str(AGENTBENCH), "shield": str(SHIELD), "gpu_runs": str(GPU_RUNS)}, outs=(str(OUT),))
+    "agentbench": str(AGENTBENCH), "shield": str(SHIELD), "gpu_runs": str(GPU_RUNS),
+    "boot_metrics": str(BOOT_METRICS)}, outs=(str(OUT),))
 main = STAGE.main
 
 if __name__ == "__main__":

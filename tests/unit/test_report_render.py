@@ -50,7 +50,8 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
     out = tmp_path / "reports"
     names = render("run123", out, sbdir, _write(tmp_path / "sb.json", sb), _write(tmp_path / "bl.json", bl),
                    _write(tmp_path / "funnel.json", funnel), alfred, _write(tmp_path / "alfred.json", {}), agentbench,
-                   LABELS)
+                   LABELS, boot_metrics=_write(tmp_path / "boot.json", {"ood_taskshift/plain_sr": 0.146,
+                                                                          "ood_taskshift/plain_ssr": 0.0}))
     assert {"table2.md", "table14.md", "table12_funnel.md", "fig3a_efficiency.png", "fig3c_filtering.md",
             "fig3c_filtering.png", "table13_fb.md", "table15_dynamics.md", "fig_dynamics.png",
             "table16_per_risk_test.png", "table3_alfred.md", "agentbench.md", "paired.md", "table2_seeds.md",
@@ -66,6 +67,11 @@ def test_render_writes_every_table_and_figure_with_provenance(tmp_path):
     table2 = (out / "table2.md").read_text()
     assert "Runtime full-critic" in table2 and "| 300 |" in table2  # module calls summed over the splits
     assert "SafeBranch on extracted pairs" not in table2  # the Fig. 3c variants have their own table
+    # the base actor without proxy names, from the bootstrap stage's metrics, right below the base (actors/proxy.py)
+    lines = table2.splitlines()
+    plain = next(i for i, line in enumerate(lines) if line.startswith("| Base without proxy names"))
+    assert lines[plain - 1].startswith("| Base (bootstrap actor)") and "| 0.146 | 0.000 |" in lines[plain]
+    assert "boot.json" in table2
     assert "Rendered by code run123" in table2 and "sb.json" in table2 and "MLflow run `report`" in table2
     assert "| 0.450 |" in (out / "fig3c_filtering.md").read_text()
     assert all(f"[{n}]" in (out / "index.md").read_text() for n in names)

@@ -52,15 +52,24 @@ def provenance(code: str, *inputs: Path, scale: str = "") -> str:
             f"`report`._{budget}\n")
 
 
-def methods(sb: dict[str, float], bl: dict[str, float],
-            labels: Mapping[str, str]) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
-    """Table 2's rows (the critic-free variants, then the inference-time baselines) and each one's test-time cost."""
+#: Table 2's row for the base actor without proxy names (``models/bootstrap_actor_metrics.json``: ``{split}/plain_*``)
+PLAIN_BASE = "Base without proxy names (actors/proxy.py)"
+
+
+def methods(sb: dict[str, float], bl: dict[str, float], labels: Mapping[str, str],
+            boot: Mapping[str, float] | None = None) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """Table 2's rows (the critic-free variants, then the inference-time baselines) and each one's test-time cost;
+    with the bootstrap stage's metrics ``boot``, the base actor's OOD numbers without proxy names below its own."""
     rows: dict[str, dict[str, float]] = {}
     variants = sorted({k.split("/")[1] for k in sb if k.startswith("eval/") and k.count("/") == 3})
     for v in ["base", *[x for x in variants if x != "base" and x not in ASIDE]]:
         cells = {f"{s}/{k}": sb[f"eval/{v}/{s}/{k}"] for s in SPLITS for k in ("sr", "ssr", "srec") if f"eval/{v}/{s}/{k}" in sb}
         if cells:
             rows[labels.get(v, v)] = cells
+        plain = {f"{s}/{k}": (boot or {})[f"{s}/plain_{k}"] for s in SPLITS for k in ("sr", "ssr")
+                 if f"{s}/plain_{k}" in (boot or {})}
+        if v == "base" and plain:
+            rows[PLAIN_BASE] = plain
     cost = {label: "0" for label in rows}
     for b, label in BASELINE_LABELS.items():
         cells = {f"{s}/{k}": bl[f"baselines/{b}/{s}/{k}"] for s in SPLITS for k in ("sr", "ssr", "srec")
@@ -73,7 +82,8 @@ def methods(sb: dict[str, float], bl: dict[str, float],
 
 def render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: Path, funnel_path: Path,
            alfred: Path, alfred_metrics: Path, agentbench: Path, labels: Mapping[str, str], shield: Path | None = None,
-           shield_tables: Callable[[list[dict]], str] | None = None, gpu_runs: Path | None = None) -> list[str]:
+           shield_tables: Callable[[list[dict]], str] | None = None, gpu_runs: Path | None = None,
+           boot_metrics: Path | None = None) -> list[str]:
     """Write ``out`` whole (scratch folder, swapped in): every table and figure, ``index.md``, the manifest; the names.
     ``shield``: ShieldVLA part 2's output root (``<env>/{results.json,tables.md,*.png}``); ``gpu_runs``: one folder
     per GPU lease (``benchmarks/gpu_lease.sh``: the SmolLM2 chain's and the Dubins-VL study's tables and logs)."""
@@ -91,11 +101,14 @@ def render(code: str, out: Path, safebranch: Path, sb_metrics: Path, baselines: 
 
     sb = read_json(sb_metrics) if sb_metrics.exists() else {}
     bl = read_json(baselines) if baselines.exists() else {}
-    rows, cost = methods(sb, bl, labels)
+    boot = read_json(boot_metrics) if boot_metrics is not None and boot_metrics.exists() else {}
+    rows, cost = methods(sb, bl, labels, boot)
     if rows:
+        plain = (f"\n{PLAIN_BASE}: the same base actor with the object words it never wrote shown as they are; every "
+                 "other row uses proxy names (docs/actors.md).\n" if PLAIN_BASE in rows else "")
         md("table2.md", "Table 2: critic-free methods and inference-time baselines (best per column in bold)",
-           table2(rows, SPLITS, cost) + "\nModule calls: verifier / value / critic calls at test time, all splits.\n",
-           sb_metrics, baselines)
+           table2(rows, SPLITS, cost) + "\nModule calls: verifier / value / critic calls at test time, all splits.\n"
+           + plain, sb_metrics, baselines, *([boot_metrics] if boot else []))
         pick = {k: v for k, v in rows.items() if k.startswith(("Runtime full-critic", "SafeBranch", "Base"))}
         md("table14.md", "Table 14: runtime full-critic vs SafeBranch (critic-free), with test-time cost",
            table2(pick, SPLITS, cost), sb_metrics, baselines)
