@@ -40,7 +40,7 @@ export HF_HUB_OFFLINE := 1
 export MUJOCO_GL := egl
 export MPLBACKEND := Agg
 
-.PHONY: setup demo study shield-study test test-fast lint bench clean server server-stop vllm vllm-serve
+.PHONY: setup demo study shield-study temp-exp-shared test test-fast lint bench clean server server-stop vllm vllm-serve
 
 setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
@@ -95,11 +95,18 @@ SHIELD_STUDY := $(foreach s,shield_demos bc_policy shield_rollouts rubric_label 
 	-S 'shield_ppo.runs={dubins: [ppo, ppo_lag, gated, gated_gt, gated_binary, penalty, gated_dpg, gated_mixed], turtlebot: [ppo, ppo_lag, gated, gated_binary, penalty], franka: [ppo, ppo_lag, gated, gated_binary, penalty]}' \
 	-S 'shield_ppo.delta_sweep={dubins: [0.0, 0.1, 0.2, 0.4]}'
 
-shield-study: setup  ## the full ShieldVLA part-2 matrix as a DVC experiment (about 50 min on 2 cores)
+# A `--temp` experiment runs in .dvc/tmp/exps/standalone/<tmp>/, where the sibling `../shared` (agentbench_eval's
+# data_dir, a dependency outside the repository) would resolve to .dvc/tmp/exps/standalone/shared: link it there.
+TEMP_EXP_SHARED := .dvc/tmp/exps/standalone/shared
+
+temp-exp-shared:
+	@mkdir -p $(dir $(TEMP_EXP_SHARED)) && if [ -d ../shared ]; then ln -sfn "$(abspath ../shared)" $(TEMP_EXP_SHARED); fi
+
+shield-study: setup temp-exp-shared  ## the full ShieldVLA part-2 matrix as a DVC experiment (about 50 min on 2 cores)
 	dvc exp run --temp -n shield-study $(SHIELD_STUDY) shield_ppo report
 	dvc exp show --no-pager --only-changed
 
-study: setup  ## the full SafeBranch study as a DVC experiment (3 seeds x 8 variants, lr sweeps)
+study: setup temp-exp-shared  ## the full SafeBranch study as a DVC experiment (3 seeds x 8 variants, lr sweeps)
 	dvc exp run --temp -n safebranch-study $(STUDY)
 	dvc exp show --no-pager --only-changed
 
