@@ -41,7 +41,7 @@ def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, o
     from embodied_safety.config.params import load_params
     from embodied_safety.config.shared import ModelShape
     from embodied_safety.envs.household.env import load_task_dir
-    from embodied_safety.envs.household.suite.augment import AugmentSettings, augment_tasks
+    from embodied_safety.envs.household.suite.augment import AugmentSettings, augment_tasks, held_out
     from embodied_safety.rollout.actor_eval import evaluate_actor
 
     cfg = dataclasses.replace(load_params("bootstrap_actor", BootstrapActorConfig, params), seed=seed, **overrides)
@@ -49,7 +49,7 @@ def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, o
     augmented, counts = augment_tasks(train_tasks, AugmentSettings(
         cfg.augment_extra_objects, cfg.augment_extra_max, cfg.augment_rename_targets, cfg.seed))
     data = DataSettings(cfg.drop_prob, cfg.patterns, cfg.seed, "compact", cfg.observation, cfg.renamed_fraction,
-                        cfg.recovery)
+                        cfg.recovery, rename_exclude=held_out() if cfg.renamed_fraction else frozenset())
     examples = bootstrap_examples([*train_tasks, *augmented], data)
     if lexicon:  # embodied_safety.actors.lexicon: the catalog's names, task-free (an experiment, not in the stage)
         from embodied_safety.actors.lexicon import lexicon_examples

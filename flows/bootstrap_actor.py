@@ -18,7 +18,7 @@ from embodied_safety.actors.hf import HFActor
 from embodied_safety.config.bootstrap_actor import BootstrapActorConfig
 from embodied_safety.config.shared import ModelShape
 from embodied_safety.envs.household.env import load_task_dir
-from embodied_safety.envs.household.suite.augment import AugmentSettings, augment_tasks
+from embodied_safety.envs.household.suite.augment import AugmentSettings, augment_tasks, held_out
 from embodied_safety.evaluation.plots import plot_curves
 from embodied_safety.io import replace_dir, scratch_dir, without_run_facts, write_json, write_jsonl
 from embodied_safety.manifest import write_manifest
@@ -38,7 +38,7 @@ def bootstrap_actor(cfg: BootstrapActorConfig = BootstrapActorConfig(), splits: 
     train_tasks, _ = load_task_dir(splits / "train")
     eval_tasks, _ = load_task_dir(splits / cfg.eval_split)
     data = DataSettings(cfg.drop_prob, cfg.patterns, cfg.seed, "compact", cfg.observation, cfg.renamed_fraction,
-                        cfg.recovery)
+                        cfg.recovery, rename_exclude=held_out() if cfg.renamed_fraction else frozenset())
     augmented, aug_counts = augment_tasks(train_tasks, AugmentSettings(
         cfg.augment_extra_objects, cfg.augment_extra_max, cfg.augment_rename_targets, cfg.seed))
     if augmented:

@@ -92,3 +92,20 @@ def test_a_saved_actor_applies_its_lexicon_unless_told_not_to(tmp_path: Path) ->
     # decoding copies prompt tokens only, and the prompt it sees holds "burrito": the answer never does
     outs = HFActor(model_dir).generate([p] * 8, temperature=1.0, seed=list(range(8)))
     assert not any("burrito" in o for o in outs)
+
+
+def test_renamed_copies_never_write_an_excluded_category_and_need_the_exclusion() -> None:
+    import random
+
+    from embodied_safety.actors.bootstrap_data import DataSettings, Example, bootstrap_examples, rename
+    from embodied_safety.envs.household.suite.catalog import CATALOG
+
+    movable = sorted(c for c, ab in CATALOG.items() if "fixed" not in ab and "substance" not in ab)
+    exclude = frozenset(movable[5:])  # leave five categories (besides the burrito itself) to draw from
+    allowed = {c.split(".")[0] for c in movable[:5]} - {"burrito"}
+    ex = Example("Pack the burrito: burrito.n.01_1", "PLACE_INSIDE ( burrito .n.01_1 )", "plan", "t")
+    for seed in range(20):
+        out = rename(ex, ["burrito"], random.Random(seed), exclude)
+        assert out is not None and out.prompt.split(": ")[0].removeprefix("Pack the ") in allowed
+    with pytest.raises(ValueError, match="rename_exclude"):
+        bootstrap_examples([], DataSettings(renamed_fraction=0.5))

@@ -32,7 +32,6 @@ from ..envs.household.episode import matches_trigger
 from ..envs.household.observation import ObservationLevel
 from ..envs.household.predicates import category_of, short_name
 from ..envs.household.repair import corrective_action, feedback_text
-from ..envs.household.suite.augment import held_out
 from ..envs.household.suite.catalog import CATALOG
 from .context import build_context
 from .prompts import Cue, PromptStyle
@@ -56,6 +55,9 @@ class DataSettings:
     observation: ObservationLevel = "full"
     renamed_fraction: float = 0.0  # share of examples that also get a renamed-objects copy
     recovery: bool = False  # add failure-recovery examples
+    # categories a renamed copy may never write: the OOD pools (envs/household/suite/augment.held_out(), passed in by
+    # the caller so this module stays out of the suite generator's import closure); required with renamed_fraction
+    rename_exclude: frozenset[str] = frozenset()
 
 
 def _run_plan(compiled: CompiledTask, actions: list[str], s: DataSettings, first_target: int = 0,
@@ -127,16 +129,12 @@ def _movable_stems(compiled: CompiledTask) -> list[str]:
     return sorted({short_name(category_of(o)) for o in task.object_list
                    if "fixed" not in task.object_abilities.get(o, ()) and "__" not in o})
 
-#: categories the text rename may never write (computed once)
-HELD_OUT: frozenset[str] = held_out()
-
-
-def rename(example: Example, stems: list[str], rng: random.Random) -> Example | None:
+def rename(example: Example, stems: list[str], rng: random.Random, exclude: frozenset[str] = frozenset()) -> Example | None:
     """Replace each movable category word by another catalog category (both ``frying_pan`` and
-    ``frying pan`` forms), consistently in prompt and completion. The pool never holds an OOD category
-    (:func:`..envs.household.suite.augment.held_out`: the ObjectShift injection pool, every TaskShift target)."""
+    ``frying pan`` forms), consistently in prompt and completion. The pool never holds a category of ``exclude``
+    (the OOD pools, ``DataSettings.rename_exclude``)."""
     pool = sorted({short_name(c) for c, ab in CATALOG.items()
-                   if "fixed" not in ab and "substance" not in ab and c not in HELD_OUT} - set(stems))
+                   if "fixed" not in ab and "substance" not in ab and c not in exclude} - set(stems))
     if not stems or len(pool) < len(stems):
         return None
     mapping = dict(zip(stems, rng.sample(pool, len(stems)), strict=True))
@@ -174,7 +172,10 @@ def bootstrap_examples(tasks: Iterable[CompiledTask], s: DataSettings) -> list[E
                 before_done = plan[:-1] + [steps[j].action, plan[-1]]
                 add(_run_plan(compiled, before_done, s, len(before_done) - 1, "continuation"))
     if s.renamed_fraction > 0:
+        if not s.rename_exclude:
+            raise ValueError("DataSettings.renamed_fraction > 0 needs rename_exclude (augment.held_out()): the renamed "
+                             "copies would otherwise write OOD categories into the training data")
         stems = {c.name: _movable_stems(c) for c in tasks_list}
-        extra = [rename(e, stems[e.task], rng) for e in list(out) if rng.random() < s.renamed_fraction]
+        extra = [rename(e, stems[e.task], rng, s.rename_exclude) for e in list(out) if rng.random() < s.renamed_fraction]
         add([e for e in extra if e is not None])
     return out
