@@ -21,12 +21,15 @@ import dataclasses
 import json
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # flows/ lives at the repo root
 
 SPLITS = ("test", "ood_objectshift", "ood_taskshift")
 OUT = Path("benchmarks/results/bootstrap_augment")
@@ -42,7 +45,7 @@ def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, o
     from embodied_safety.config.shared import ModelShape
     from embodied_safety.envs.household.env import load_task_dir
     from embodied_safety.envs.household.suite.augment import AugmentSettings, augment_tasks, held_out
-    from embodied_safety.rollout.actor_eval import evaluate_actor
+    from flows.bootstrap_actor import ood_with_and_without_proxies
 
     cfg = dataclasses.replace(load_params("bootstrap_actor", BootstrapActorConfig, params), seed=seed, **overrides)
     train_tasks, _ = load_task_dir(splits_root / "train")
@@ -63,17 +66,14 @@ def run(name: str, seed: int, overrides: dict[str, object], splits_root: Path, o
         metrics = train_bootstrap_actor(examples, tmp / "model", shape, TrainSettings(sft=cfg.sft, seed=cfg.seed, threads=threads),
                                         proxy_names=cfg.proxy_names)
         actor = HFActor(tmp / "model")
-        plain = HFActor(tmp / "model", proxy_names=False) if actor.lexicon is not None else None
+        t0 = time.time()  # with proxy names (actors/proxy.py) and without: the bootstrap stage's own evaluation
+        metrics.update(ood_with_and_without_proxies(actor, tmp / "model", splits_root,
+                                                    dataclasses.replace(cfg, ood_splits=SPLITS)))
         for split in SPLITS:
-            tasks, _ = load_task_dir(splits_root / split)
-            for tag, a in (("", actor), ("plain_", plain)):  # with proxy names (actors/proxy.py) and without
-                if a is None:
-                    continue
-                t0 = time.time()
-                ev, _ = evaluate_actor(tasks, a, temperature=0.0, seed=cfg.seed, prefix=split)
-                metrics.update({f"{split}/{tag}{k.split('/', 1)[1]}": v for k, v in ev.items() if k.count("/") == 1})
-                print(f"[{name} seed {seed}] {split} {tag or 'as run '}: SR {ev[f'{split}/sr']:.3f} "
-                      f"SSR {ev[f'{split}/ssr']:.3f} ({time.time() - t0:.0f} s)", flush=True)
+            print(f"[{name} seed {seed}] {split}: SR {metrics[f'{split}/sr']:.3f} SSR {metrics[f'{split}/ssr']:.3f}"
+                  + (f" (without proxy names {metrics[f'{split}/plain_sr']:.3f})" if f"{split}/plain_sr" in metrics
+                     else ""), flush=True)
+        print(f"[{name} seed {seed}] evaluated in {time.time() - t0:.0f} s", flush=True)
         if keep is not None:  # the trained actor, for failure dumps (rollout.failure_modes)
             shutil.copytree(tmp / "model", keep, dirs_exist_ok=True)
     finally:
