@@ -27,7 +27,7 @@ class AlfredPortConfig(ModelShape):
         "num_train_epochs": 6, "per_device_train_batch_size": 32, "learning_rate": 2e-3,
         "lr_scheduler_type": "cosine", "warmup_steps": 0.03, "max_length": 512, "logging_steps": 20})
     sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {  # SFT warm-up on chosen + replay
-        "num_train_epochs": 1, "per_device_train_batch_size": 32, "learning_rate": 1e-3, "max_length": 512,
+        "num_train_epochs": 6, "per_device_train_batch_size": 32, "learning_rate": 1e-3, "max_length": 512,
         "lr_scheduler_type": "cosine", "warmup_steps": 0.05, "logging_steps": 10})
     branchpo: dict[str, Any] = dataclasses.field(default_factory=lambda: {
         "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 1e-4, "beta": 0.1,

@@ -26,7 +26,7 @@ class SafeBranchConfig:
     peft: dict[str, Any] | None = dataclasses.field(default_factory=lambda: {"r": 16, "lora_alpha": 32,
                                                                               "lora_dropout": 0.05})
     sft: dict[str, Any] = dataclasses.field(default_factory=lambda: {
-        "num_train_epochs": 3, "per_device_train_batch_size": 32, "learning_rate": 1e-3, "lr_scheduler_type": "cosine",
+        "num_train_epochs": 9, "per_device_train_batch_size": 32, "learning_rate": 1e-3, "lr_scheduler_type": "cosine",
         "warmup_steps": 0.05, "max_length": 512, "logging_steps": 20})
     branchpo: dict[str, Any] = dataclasses.field(default_factory=lambda: {
         "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 1e-5, "beta": 0.1,
