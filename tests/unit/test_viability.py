@@ -10,11 +10,14 @@ import torch
 
 from embodied_safety.envs.control.dubins import U_MAX, DubinsVLEnv, DubinsVLVec
 from embodied_safety.shield.rl.gate_check import safer_turn_gap
+from embodied_safety.shield.rl.exits import EXIT_MARGIN
 from embodied_safety.shield.rl.viability import (
+    action_values,
     escapes,
     failure_bound,
     frame_states,
     references,
+    tree_value,
     unrecoverable,
 )
 
@@ -46,6 +49,29 @@ def test_the_tree_search_is_no_weaker_than_holding_one_turn() -> None:
         held |= escapes(states, rates=(u,))
     full = escapes(states)
     assert np.all(full[held]) and full.sum() > held.sum()
+
+
+def test_the_tree_value_is_the_worst_margin_of_the_best_branch() -> None:
+    far = state(-0.5, -0.5, np.pi / 4, (0.9, -0.9), (0.6, 0.6))  # heading at the obstacle 1.56 away, room to turn
+    wall = state(0.98, 0.0, 0.0, (-0.6, -0.6), (-0.5, 0.5))      # heading out 0.02 from the edge
+    v = tree_value(np.array([far, wall]))
+    start = np.hypot(1.1, 1.1) - 0.55
+    assert 0.0 < v[0] <= start + 1e-9  # it can keep clear, but not further than it starts (the first step is closer)
+    assert v[1] <= EXIT_MARGIN  # every branch leaves the workspace
+    assert (tree_value(np.array([far, wall]), floor=0.0) >= 0).tolist() == escapes(np.array([far, wall])).tolist()
+    # pruning below the floor changes nothing at or above it
+    np.testing.assert_allclose(tree_value(np.array([far]), floor=0.0), v[:1])
+
+
+def test_action_values_rank_the_turn_away_from_the_obstacle_above_the_turn_into_it() -> None:
+    # heading +x at an obstacle ahead and a little to the left (y > 0): the right turn (u < 0) is the safer one
+    s = np.array([state(-0.6, 0.0, 0.0, (-0.9, 0.9), (0.4, 0.1))])
+    q = action_values(s, np.array([U_MAX, 0.0, -U_MAX]))[0]
+    assert q[2] > q[1] > q[0]
+    mirrored = s.copy()
+    mirrored[0, 6] = -0.1  # the obstacle a little to the right: the left turn is safer
+    q = action_values(mirrored, np.array([U_MAX, -U_MAX]))[0]
+    assert q[0] > q[1]
 
 
 def test_the_turn_probe_counts_leaving_the_workspace_as_the_worse_turn() -> None:

@@ -12,10 +12,14 @@ Two questions, on Dubins-VL, against the simulator:
    check before stop 37). Since every fixed point has ``Q ≤ ℓ``, a perfect critic also flags the frames with
    ``0 ≤ ℓ ≤ δ``: the flagged fraction at δ is compared with that floor (joined with the unrecoverable frames).
 2. **Does the critic know the safer action?** On states 0.31–0.65 from the obstacle's edge with random
-   headings, the simulator compares the two full turns (0.3 s of turn, then straight, worst ``ℓ*`` over 1 s);
-   where they differ by more than ``min_gap``, the sign of the critic's best candidate action
-   (``argmax_{a ∈ C(o)} Q_s(o, a)``, :func:`.critic.candidate_actions`) should agree with the safer turn on at least
-   80 % of the states. ``sign(∂Q_s/∂a)`` at the policy mean (Eq. 6's direction) is reported beside it.
+   headings, the simulator's HJ action values (:func:`.viability.action_values`: a full turn for one control step,
+   then the best bang-straight-bang continuation, exits counted) rank the two full turns; where they differ by
+   more than ``min_gap``, the critic's ranking ``sign(Q_s(o, +U) − Q_s(o, −U))`` should agree on at least 80 % of
+   the states. Beside it, the issue's first reference: the probe's safer turn (0.3 s of turn, then straight,
+   worst ``ℓ*`` over 1 s), matched by the sign of the critic's best candidate (``argmax_{a ∈ C(o)} Q_s(o, a)``,
+   :func:`.critic.candidate_actions`) and of ``∂Q_s/∂a`` at the policy mean (Eq. 6's direction). The exact HJ values
+   agree with that probe on only about three quarters of its states (a different continuation; a best candidate
+   of "straight" counts as a miss), so a critic that had learned the HJ value could not reach 80 % there.
 
 ``python -m embodied_safety.shield.rl.state_control check`` runs both on the state-based control (a BC start policy,
 its rollouts, a critic warmed with each target; ``data/shield/gate_check_state.json``); the ``shield_ppo`` stage
@@ -81,24 +85,44 @@ def _obs(states: np.ndarray, frames: np.ndarray | None, obs: str) -> Tensor:
 
 def turn_agreement(critic: Any, policy: Any, obs: Literal["image", "state"] = "image", n: int = 2048,
                    seed: int = 5, min_gap: float = 0.05) -> dict[str, float]:
-    """How often the critic's best candidate turns the simulator's safer way (and, beside it, how often
-    ``sign(∂Q/∂a)`` at the policy mean does); on the states where the two full turns differ by ``min_gap``."""
+    """Does the critic know which way to turn? On the probe states, against two simulator references:
+
+    * the probe's safer turn (:func:`safer_turn_gap`, ``|gap| > min_gap``): the sign of the critic's best candidate
+      (``best_candidate_agreement``, the issue's wording) and of ``∂Q/∂a`` at the policy mean (Eq. 6's direction);
+    * the HJ action values (:func:`.viability.action_values`: each full turn held one control step, the critic's
+      action, then the best bang-straight-bang continuation): whether the critic ranks the two full turns as they
+      do, ``sign(Q(o, +U) − Q(o, −U))``, where they differ by more than ``min_gap`` (``hj_turn_agreement``, the
+      verdict's number), and how often they agree with the probe (``hj_probe_agreement``): the probe's ceiling
+      for a critic that learned the HJ value exactly (docs/shield_ppo.md, "Stop 39")."""
+    from ...envs.control.dubins import U_MAX
+    from .viability import action_values
+
     states, frames, instruction = near_obstacle_states(n, seed, render=obs == "image")
     gap = safer_turn_gap(states)
+    q_star = action_values(states, np.array([U_MAX, -U_MAX]))
+    hj_gap = q_star[:, 0] - q_star[:, 1]
     o, instr = _obs(states, frames, obs), [instruction] * n
     with torch.no_grad():
         feats, mean = critic.embed(o, instr), policy(o, instr)[0]
         cands = critic.candidates(mean)
         q_c = critic.q_candidates(feats, cands)
         best = cands[torch.arange(n), q_c.argmax(dim=1)].squeeze(-1).numpy()
+        turns = torch.tensor([[U_MAX], [-U_MAX]], dtype=mean.dtype).expand(n, 2, 1)
+        q_turns = critic.q_candidates(feats, turns).numpy()
     a = mean.clone().requires_grad_(True)
     critic.q_features(feats, a).sum().backward()
     grad = a.grad.squeeze(-1).numpy()
-    clear = np.abs(gap) > min_gap
-    want = np.sign(gap[clear])
+    clear, hj_clear = np.abs(gap) > min_gap, np.abs(hj_gap) > min_gap
+    want, hj_want = np.sign(gap[clear]), np.sign(hj_gap[hj_clear])
+    both = clear & hj_clear
     return {"best_candidate_agreement": float(np.mean(np.sign(best[clear]) == want)),
             "gradient_agreement": float(np.mean(np.sign(grad[clear]) == want)),
-            "states": float(clear.sum()), "best_is_straight": float(np.mean(best[clear] == 0.0))}
+            "states": float(clear.sum()), "best_is_straight": float(np.mean(best[clear] == 0.0)),
+            "turn_ranking_agreement": float(np.mean(np.sign(q_turns[clear, 0] - q_turns[clear, 1]) == want)),
+            "hj_turn_agreement": float(np.mean(np.sign(q_turns[hj_clear, 0] - q_turns[hj_clear, 1]) == hj_want)),
+            "hj_states": float(hj_clear.sum()),
+            "hj_probe_agreement": float(np.mean(np.sign(hj_gap[both]) == np.sign(gap[both]))),
+            "hj_best_candidate_agreement": float(np.mean(np.sign(best[hj_clear]) == hj_want))}
 
 
 def infeasible_fractions(critic: Any, policy: Any, observations: Tensor, instructions: Sequence[str],
@@ -135,7 +159,8 @@ def gate_check(critic: Any, policy: Any, observations: Tensor, instructions: Seq
     """Both checks and their verdicts: ``selective`` when ``|P(Q ≤ 0) − reference| ≤ tolerance`` and the
     flagged fraction at δ is within ``tolerance`` of its floor; the reference is the unrecoverable rate given
     ``lost`` (the floor then ``P(lost or ℓ ≤ δ)``), else the unsafe rate (floor ``P(ℓ ≤ δ)``);
-    ``knows_safer_turn`` at 80 % (the probe counts exits as failures)."""
+    ``knows_safer_turn`` when the critic ranks the two full turns as the simulator's HJ action values do on 80 %
+    of the probe states (``hj_turn_agreement``; :func:`turn_agreement` says why not the probe's turn)."""
     frac = infeasible_fractions(critic, policy, observations, instructions, margin, unsafe, delta, lost=lost)
     turn = turn_agreement(critic, policy, obs, n=probe_states)
     reference = frac.get("unrecoverable_frame_rate", frac["unsafe_frame_rate"])
@@ -143,7 +168,7 @@ def gate_check(critic: Any, policy: Any, observations: Tensor, instructions: Seq
     return {**frac, **turn, "target": critic.config.target,
             "selective": bool(abs(frac["infeasible_frac_at_0"] - reference) <= tolerance
                               and frac["infeasible_frac"] - floor <= tolerance),
-            "knows_safer_turn": bool(turn["best_candidate_agreement"] >= AGREEMENT_TARGET)}
+            "knows_safer_turn": bool(turn["hj_turn_agreement"] >= AGREEMENT_TARGET)}
 
 
 def check_on_rollouts(env: str, critic: Any, policy: Any, rollouts: Any, margin: np.ndarray,

@@ -156,8 +156,8 @@ def table_gate_check(checks: Mapping[str, Mapping[str, Any]]) -> str:
     ``unrecoverable`` (:mod:`.viability`, exits counted) is the reference ``Q ≤ 0`` should match."""
     lines = ["\n## Offline gate check of the warm critics (before any PPO step)\n",
              "| margin / target | flagged Q(o, ā) ≤ δ | floor | Q ≤ 0 | unsafe frames | unrecoverable frames | "
-             "Q ≤ 0 on lost / on recoverable | best candidate agrees | verdicts |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "Q ≤ 0 on lost / on recoverable | best candidate agrees (probe) | ranks the turns as HJ | verdicts |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
 
     def num(c: Mapping[str, Any], key: str) -> str:
         return f"{c[key]:.3f}" if key in c else "–"
@@ -169,7 +169,7 @@ def table_gate_check(checks: Mapping[str, Mapping[str, Any]]) -> str:
         lines.append(f"| {name} | {c['infeasible_frac']:.3f} | {floor:.3f} | {c['infeasible_frac_at_0']:.3f} | "
                      f"{c['unsafe_frame_rate']:.3f} | {num(c, 'unrecoverable_frame_rate')} | "
                      f"{num(c, 'lost_flagged_at_0')} / {num(c, 'recoverable_flagged_at_0')} | "
-                     f"{num(c, 'best_candidate_agreement')} | {verdicts} |")
+                     f"{num(c, 'best_candidate_agreement')} | {num(c, 'hj_turn_agreement')} | {verdicts} |")
     return "\n".join(lines) + "\n"
 
 

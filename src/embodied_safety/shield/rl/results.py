@@ -29,7 +29,7 @@ def grad_agreement(critic: Any, policy: Any, n: int = 2048, seed: int = 5) -> di
 
     res = turn_agreement(critic, policy, "image", n=n, seed=seed)
     return {"agreement": res["gradient_agreement"], "best_candidate_agreement": res["best_candidate_agreement"],
-            "states": res["states"]}
+            "states": res["states"], "hj_turn_agreement": res["hj_turn_agreement"]}
 
 
 def agreements(env: str, rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -88,10 +88,11 @@ def write_env_results(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]
     agreement = agreements(env, main_rows)
     if agreement:
         tables += ("\n## Does the critic's action gradient point the safe way? (Dubins-VL, seed-0 critics)\n\n"
-                   "| run | sign(∂Q/∂a) agrees with the simulator's safer turn | best candidate agrees | states |\n"
-                   "|---|---|---|---|\n"
+                   "| run | sign(∂Q/∂a) agrees with the simulator's safer turn | best candidate agrees | states | "
+                   "ranks the turns as the HJ values do |\n"
+                   "|---|---|---|---|---|\n"
                    + "".join(f"| {rep.LABELS.get(k, k)} | {v['agreement']:.3f} | {v['best_candidate_agreement']:.3f} "
-                             f"| {v['states']:.0f} |\n" for k, v in agreement.items()))
+                             f"| {v['states']:.0f} | {v['hj_turn_agreement']:.3f} |\n" for k, v in agreement.items()))
     if checks:
         tables += rep.table_gate_check(checks)
     atomic_write_text(out / "tables.md", tables)

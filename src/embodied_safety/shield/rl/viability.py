@@ -58,37 +58,66 @@ def _margins(states: np.ndarray) -> np.ndarray:
     return margin(states[:, :2], states[:, 5:].reshape(len(states), -1, 2))
 
 
-def escapes(states: np.ndarray, goal_radius: float = 0.1, segment: int = 5, depth: int = 6,
-            rates: tuple[float, ...] | None = None) -> np.ndarray:
-    """Per state: some sequence of ``depth`` turn-rate segments (each rate of ``rates``, default ``(−U, 0, U)``:
-    Dubins paths are bang-straight-bang, held ``segment`` control steps of 0.1 s) keeps the car inside the
-    workspace and out of every unsafe zone for ``depth · segment`` steps, or reaches the goal first. A tree search,
-    pruned as branches fail: at most ``len(rates) ** depth`` branches per state (729 for 3 s)."""
-    from ...envs.control.dubins import D_SAFE, R_OBS, U_MAX, euler_block
+def tree_value(states: np.ndarray, goal_radius: float = 0.1, segment: int = 5, depth: int = 6,
+               rates: tuple[float, ...] | None = None, chunk: int = 1024, floor: float = -np.inf) -> np.ndarray:
+    """Per state: the best, over every sequence of ``depth`` turn-rate segments (each rate of ``rates``, default
+    ``(−U, 0, U)``: Dubins paths are bang-straight-bang, held ``segment`` control steps of 0.1 s), of the worst
+    margin along the path (``min_k ℓ(s_k)``, an exit from the workspace counting :data:`.exits.EXIT_MARGIN`); a
+    path that reaches the goal ends there. The finite-horizon, undiscounted HJ value of the state under this
+    control library (App. A's ``max_a min(ℓ, V)``): ``≥ 0`` exactly when some branch escapes. At most
+    ``len(rates) ** depth`` branches per state (729 for 3 s), ``chunk`` states at a time; branches whose worst
+    margin falls below ``floor`` are pruned (a state with none left gets ``−inf``: only "below ``floor``" is known)."""
+    if len(states) > chunk:
+        return np.concatenate([tree_value(states[i:i + chunk], goal_radius, segment, depth, rates, chunk, floor)
+                               for i in range(0, len(states), chunk)])
+    from ...envs.control.dubins import U_MAX, euler_block
+    from .exits import cap_exits
 
     rates = (-U_MAX, 0.0, U_MAX) if rates is None else rates
-    n = len(states)
+    n, k = len(states), len(rates)
     obstacles = states[:, 5:].reshape(n, -1, 2)
-    ok = np.zeros(n, dtype=bool)
     owner = np.arange(n)
     x, y, th = states[:, 0].copy(), states[:, 1].copy(), states[:, 2].copy()
-    for level in range(depth):
-        k = len(rates)
-        owner, x, y, th = np.repeat(owner, k), np.repeat(x, k), np.repeat(y, k), np.repeat(th, k)
+    worst, done = np.full(n, np.inf), np.zeros(n, dtype=bool)
+    for _ in range(depth):
+        owner, x, y, th, worst, done = (np.repeat(v, k) for v in (owner, x, y, th, worst, done))
         u = np.tile(np.asarray(rates, dtype=np.float64), len(owner) // k)
-        alive = np.ones(len(owner), dtype=bool)
         for _ in range(segment):
             x, y, th = euler_block(x, y, th, u, 10)
-            d = np.sqrt(((np.stack([x, y], 1)[:, None, :] - obstacles[owner]) ** 2).sum(-1)).min(axis=1)
-            alive &= (d >= R_OBS + D_SAFE) & (np.abs(x) <= 1.0) & (np.abs(y) <= 1.0)
-            goal = alive & (np.hypot(x - states[owner, 3], y - states[owner, 4]) <= goal_radius)
-            ok[owner[goal]] = True
-            alive &= ~goal
-        keep = alive & ~ok[owner]  # a state already saved needs no more branches
-        if level == depth - 1:
-            ok[owner[keep]] = True
-        owner, x, y, th = owner[keep], x[keep], y[keep], th[keep]
-    return ok
+            out = (np.abs(x) > 1.0) | (np.abs(y) > 1.0)
+            step = cap_exits(_margins(np.column_stack([x, y, th, states[owner, 3:]])), out)
+            worst = np.where(done, worst, np.minimum(worst, step))
+            done |= np.hypot(x - states[owner, 3], y - states[owner, 4]) <= goal_radius
+        keep = worst >= floor
+        owner, x, y, th, worst, done = (v[keep] for v in (owner, x, y, th, worst, done))
+    best = np.full(n, -np.inf)
+    np.maximum.at(best, owner, worst)
+    return best
+
+
+def escapes(states: np.ndarray, goal_radius: float = 0.1, segment: int = 5, depth: int = 6,
+            rates: tuple[float, ...] | None = None) -> np.ndarray:
+    """Per state: some branch of :func:`tree_value`'s search keeps the car inside the workspace and out of every
+    unsafe zone for ``depth · segment`` steps, or reaches the goal first."""
+    return tree_value(states, goal_radius, segment, depth, rates, floor=0.0) >= 0.0
+
+
+def action_values(states: np.ndarray, actions: np.ndarray, goal_radius: float = 0.1, segment: int = 5,
+                  depth: int = 5) -> np.ndarray:
+    """``[N, A]`` simulator action values ``Q*(s, u) = min(ℓ(s'), V(s'))``: each turn rate of ``actions`` held
+    for one control step (0.1 s, the critic's action), then :func:`tree_value` from the state it leads to. The
+    HJ critic's target for the same action (App. A) over a finite horizon and this control library."""
+    from ...envs.control.dubins import euler_block
+    from .exits import cap_exits
+
+    out = np.zeros((len(states), len(actions)))
+    for j, u in enumerate(np.asarray(actions, dtype=np.float64)):
+        nxt = states.copy()
+        nxt[:, 0], nxt[:, 1], nxt[:, 2] = euler_block(states[:, 0], states[:, 1], states[:, 2],
+                                                      np.full(len(states), u), 10)
+        now = cap_exits(_margins(nxt), (np.abs(nxt[:, 0]) > 1.0) | (np.abs(nxt[:, 1]) > 1.0))
+        out[:, j] = np.minimum(now, tree_value(nxt, goal_radius, segment, depth))
+    return out
 
 
 def unrecoverable(states: np.ndarray, goal_radius: float = 0.1) -> np.ndarray:
