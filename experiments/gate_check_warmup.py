@@ -24,7 +24,9 @@ from typing import Any
 RUN_OF = {("rubric", "policy_mean"): "gated_d1", ("rubric", "best"): "gated_selective", ("gt", "best"): "gated_gt"}
 COLUMNS = ("infeasible_frac", "infeasible_frac_at_0", "unsafe_frame_rate", "margin_below_delta_rate", "best_candidate_agreement",
            "gradient_agreement", "states", "unrecoverable_frame_rate", "flag_floor_rate", "lost_flagged_at_0",
-           "recoverable_flagged_at_0", "selective", "knows_safer_turn")
+           "recoverable_flagged_at_0", "turn_ranking_agreement", "hj_turn_agreement", "hj_best_candidate_agreement",
+           "hj_states", "frame_turn_agreement", "near_frame_turn_agreement", "near_frame_turn_states", "selective",
+           "knows_safer_turn")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -85,10 +87,11 @@ def table(rows: list[dict[str, Any]]) -> str:
 
     head = ["margin / target / TD steps", "flagged Q(o, ā) ≤ δ", "Q ≤ 0", "unsafe frames", "failure-bound frames",
             "unrecoverable frames", "floor (lost or ℓ ≤ δ)", "Q ≤ 0 on lost", "Q ≤ 0 on recoverable",
-            "best candidate agrees", "sign ∂Q/∂a agrees"]
+            "best candidate agrees", "sign ∂Q/∂a agrees", "ranks the turns as the HJ values do (probe)",
+            "... (near-obstacle rollout frames)"]
     cols = ("infeasible_frac", "infeasible_frac_at_0", "unsafe_frame_rate", "failure_bound_frame_rate",
             "unrecoverable_frame_rate", "flag_floor_rate", "lost_flagged_at_0", "recoverable_flagged_at_0",
-            "best_candidate_agreement", "gradient_agreement")
+            "best_candidate_agreement", "gradient_agreement", "hj_turn_agreement", "near_frame_turn_agreement")
     return markdown_table(head, [(f"{r['margin']} / {r['target']} / {r['td']}", [r.get(c) for c in cols], [])
                                  for r in rows])
 

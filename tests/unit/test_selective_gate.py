@@ -105,12 +105,14 @@ def test_gate_check_runs_on_a_tiny_state_setup() -> None:
     critic = sc.warm_critic(policy, start, cfg, "best")
     lost = unrecoverable(start.states.astype(np.float64))
     res = gate_check(critic, policy, torch.as_tensor(start.states), [""] * 128, start.margin, start.unsafe, 0.2,
-                     obs="state", probe_states=64, lost=lost)
+                     obs="state", probe_states=64, states=start.states.astype(np.float64))
     for k in ("infeasible_frac", "infeasible_frac_at_0", "unsafe_frame_rate", "margin_below_delta_rate",
               "best_candidate_agreement", "gradient_agreement", "unrecoverable_frame_rate", "flag_floor_rate",
               "turn_ranking_agreement", "hj_turn_agreement", "hj_probe_agreement"):
         assert 0.0 <= res[k] <= 1.0
-    assert res["knows_safer_turn"] == (res["hj_turn_agreement"] >= 0.8) and 0 < res["hj_states"] <= 64
+    assert 0 < res["hj_states"] <= 64 and res["frame_turn_states"] >= res["near_frame_turn_states"]
+    near = res["near_frame_turn_agreement"]  # the verdict's number (NaN when no frame is near the obstacle)
+    assert res["knows_safer_turn"] == (near >= 0.8) and (np.isnan(near) or 0.0 <= near <= 1.0)
     assert res["unrecoverable_frame_rate"] == lost.mean() and res["flag_floor_rate"] >= lost.mean()
     assert res["infeasible_frac_at_0"] <= res["infeasible_frac"] and res["target"] == "best"
     assert isinstance(res["selective"], bool) and isinstance(res["knows_safer_turn"], bool)

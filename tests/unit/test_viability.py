@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from embodied_safety.envs.control.dubins import U_MAX, DubinsVLEnv, DubinsVLVec
-from embodied_safety.shield.rl.gate_check import safer_turn_gap
 from embodied_safety.shield.rl.exits import EXIT_MARGIN
+from embodied_safety.shield.rl.gate_check import safer_turn_gap
 from embodied_safety.shield.rl.viability import (
     action_values,
     escapes,

@@ -184,12 +184,16 @@ def dihedral(images: Tensor, actions: Tensor, generator: torch.Generator) -> tup
         sel = torch.nonzero(g == k).squeeze(1)
         if len(sel) == 0:
             continue
-        x = images[sel]
-        if k >= 4:  # mirror the columns (x -> -x): the car turns the other way
-            x = x.flip(2)
+        out[sel] = dihedral_map(images[sel], k)
+        if k >= 4:  # a mirror: the car turns the other way
             acts[sel] = -acts[sel]
-        out[sel] = torch.rot90(x, k % 4, dims=(1, 2))
     return out, acts
+
+
+def dihedral_map(images: Tensor, k: int) -> Tensor:
+    """Frames [B, H, H, C] mapped by element ``k`` of D4: ``k % 4`` quarter turns, after mirroring the columns
+    (x -> -x) when ``k ≥ 4`` (then a turn rate changes sign)."""
+    return torch.rot90(images.flip(2) if k >= 4 else images, k % 4, dims=(1, 2))
 
 
 def policy_symmetry(policy: GaussianPolicy) -> str:

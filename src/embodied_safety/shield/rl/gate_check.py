@@ -153,33 +153,70 @@ def infeasible_fractions(critic: Any, policy: Any, observations: Tensor, instruc
     return out
 
 
+def frame_turn_agreement(critic: Any, observations: Tensor, instructions: Sequence[str], states: np.ndarray,
+                         min_gap: float = 0.05, near: tuple[float, float] = (0.0, 0.35),
+                         batch: int = 2048) -> dict[str, float]:
+    """The turn question on the start policy's own frames (the states the gate will see): how often the critic ranks
+    the two full turns as the simulator's HJ action values do, on the frames where those differ by more than
+    ``min_gap`` (``frame_turn_agreement``), and on the subset ``near`` the obstacle (``0 ≤ ℓ* ≤ 0.35``, the probe's
+    band; ``near_frame_turn_agreement``, the verdict's number when the frames' states are known)."""
+    from ...envs.control.dubins import U_MAX
+    from .viability import action_values, state_margins
+
+    q_star = action_values(states, np.array([U_MAX, -U_MAX]))
+    hj_gap = q_star[:, 0] - q_star[:, 1]
+    ranks = []
+    with torch.no_grad():
+        for i in range(0, len(observations), batch):
+            f = critic.embed(observations[i:i + batch], list(instructions[i:i + batch]))
+            turns = torch.tensor([[U_MAX], [-U_MAX]], dtype=f.dtype).expand(len(f), 2, 1)
+            q = critic.q_candidates(f, turns)
+            ranks.append(torch.sign(q[:, 0] - q[:, 1]))
+    agree = torch.cat(ranks).numpy() == np.sign(hj_gap)
+    ell = state_margins(states)
+    clear = np.abs(hj_gap) > min_gap
+    close = clear & (ell >= near[0]) & (ell <= near[1])
+    return {"frame_turn_agreement": _mean(agree[clear]), "frame_turn_states": float(clear.sum()),
+            "near_frame_turn_agreement": _mean(agree[close]), "near_frame_turn_states": float(close.sum())}
+
+
+def _mean(x: np.ndarray) -> float:
+    return float(np.mean(x)) if len(x) else float("nan")
+
+
 def gate_check(critic: Any, policy: Any, observations: Tensor, instructions: Sequence[str], margin: np.ndarray,
                unsafe: np.ndarray, delta: float, obs: Literal["image", "state"] = "image", tolerance: float = 0.1,
-               probe_states: int = 2048, lost: np.ndarray | None = None) -> dict[str, Any]:
-    """Both checks and their verdicts: ``selective`` when ``|P(Q ≤ 0) − reference| ≤ tolerance`` and the
-    flagged fraction at δ is within ``tolerance`` of its floor; the reference is the unrecoverable rate given
-    ``lost`` (the floor then ``P(lost or ℓ ≤ δ)``), else the unsafe rate (floor ``P(ℓ ≤ δ)``);
-    ``knows_safer_turn`` when the critic ranks the two full turns as the simulator's HJ action values do on 80 %
-    of the probe states (``hj_turn_agreement``; :func:`turn_agreement` says why not the probe's turn)."""
+               probe_states: int = 2048, states: np.ndarray | None = None) -> dict[str, Any]:
+    """Both checks and their verdicts. With the frames' Dubins-VL ``states`` (:mod:`.viability`), the reference of
+    ``selective`` is the unrecoverable rate (``|P(Q ≤ 0) − reference| ≤ tolerance``, and the flagged fraction at δ
+    within ``tolerance`` of ``P(lost or ℓ ≤ δ)``) and ``knows_safer_turn`` asks whether the critic ranks the full
+    turns as the simulator's HJ action values do on 80 % of the near-obstacle frames (:func:`frame_turn_agreement`);
+    without them, the unsafe rate (floor ``P(ℓ ≤ δ)``) and the same ranking on the probe states
+    (``hj_turn_agreement``; :func:`turn_agreement` says why not the probe's turn)."""
+    from .viability import unrecoverable
+
+    lost = None if states is None else unrecoverable(states)
     frac = infeasible_fractions(critic, policy, observations, instructions, margin, unsafe, delta, lost=lost)
     turn = turn_agreement(critic, policy, obs, n=probe_states)
+    frames = {} if states is None else frame_turn_agreement(critic, observations, instructions, states)
     reference = frac.get("unrecoverable_frame_rate", frac["unsafe_frame_rate"])
     floor = frac.get("flag_floor_rate", frac["margin_below_delta_rate"])
-    return {**frac, **turn, "target": critic.config.target,
+    knows = frames.get("near_frame_turn_agreement", turn["hj_turn_agreement"])
+    return {**frac, **turn, **frames, "target": critic.config.target,
             "selective": bool(abs(frac["infeasible_frac_at_0"] - reference) <= tolerance
                               and frac["infeasible_frac"] - floor <= tolerance),
-            "knows_safer_turn": bool(turn["hj_turn_agreement"] >= AGREEMENT_TARGET)}
+            "knows_safer_turn": bool(knows >= AGREEMENT_TARGET)}
 
 
 def check_on_rollouts(env: str, critic: Any, policy: Any, rollouts: Any, margin: np.ndarray,
                       delta: float) -> dict[str, Any]:
     """The check the ``shield_ppo`` stage runs on each warm critic, on the BC ``rollouts`` (a ``RolloutSet``) and
     their margins: both checks on Dubins-VL (the probe states are Dubins-VL's; the frames' states are replayed for
-    the unrecoverable reference, :mod:`.viability`), the infeasible fractions only on the other envs."""
-    from .viability import frame_states, unrecoverable
+    the references, :mod:`.viability`), the infeasible fractions only on the other envs."""
+    from .viability import frame_states
 
     args = (critic, policy, torch.as_tensor(np.asarray(rollouts.frames)), rollouts.frame_instructions(), margin,
             np.asarray(rollouts.cost), delta)
     if env != "dubins":
         return infeasible_fractions(*args)
-    return gate_check(*args, obs="image", lost=unrecoverable(frame_states(rollouts)))
+    return gate_check(*args, obs="image", states=frame_states(rollouts))

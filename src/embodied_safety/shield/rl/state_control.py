@@ -252,17 +252,16 @@ def table(out: dict[str, Any]) -> str:
 def check(cfg: StateControlConfig) -> dict[str, Any]:
     """:func:`.gate_check.gate_check` of a critic warmed with each target on the start policy's rollouts."""
     from .gate_check import gate_check
-    from .viability import unrecoverable
 
     set_torch_threads(cfg.threads)
     policy = bc_policy(cfg)
     start = start_rollouts(policy, cfg)
     out: dict[str, Any] = {"config": cfg.as_dict(), "start_policy": evaluate(policy, cfg.eval_episodes)}
-    lost = unrecoverable(start.states.astype(np.float64))
     for target in ("policy_mean", "best"):
         critic = warm_critic(policy, start, cfg, target)  # type: ignore[arg-type]
         out[target] = gate_check(critic, policy, torch.as_tensor(start.states), [""] * len(start.states),
-                                 start.margin, start.unsafe, cfg.delta, obs="state", lost=lost)
+                                 start.margin, start.unsafe, cfg.delta, obs="state",
+                                 states=start.states.astype(np.float64))
         print(f"target {target}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
                                                 for k, v in out[target].items()))
     return out

@@ -43,7 +43,7 @@ def frame_states(rollouts: Any, num_obstacles: int = 1) -> np.ndarray:
         states[idx[0]] = info["state"]
         for prev, cur in zip(idx[:-1], idx[1:], strict=True):
             states[cur] = env.step(actions[prev])[4]["state"]
-    replayed = _margins(states)
+    replayed = state_margins(states)
     recorded = np.asarray(rollouts.margin, dtype=np.float64)
     if not np.allclose(replayed, recorded, atol=1e-4, equal_nan=False):
         worst = int(np.argmax(np.abs(replayed - recorded)))
@@ -52,7 +52,7 @@ def frame_states(rollouts: Any, num_obstacles: int = 1) -> np.ndarray:
     return states
 
 
-def _margins(states: np.ndarray) -> np.ndarray:
+def state_margins(states: np.ndarray) -> np.ndarray:
     from ...envs.control.dubins import margin
 
     return margin(states[:, :2], states[:, 5:].reshape(len(states), -1, 2))
@@ -70,7 +70,7 @@ def tree_value(states: np.ndarray, goal_radius: float = 0.1, segment: int = 5, d
     if len(states) > chunk:
         return np.concatenate([tree_value(states[i:i + chunk], goal_radius, segment, depth, rates, chunk, floor)
                                for i in range(0, len(states), chunk)])
-    from ...envs.control.dubins import U_MAX, euler_block
+    from ...envs.control.dubins import U_MAX, euler_block, margin
     from .exits import cap_exits
 
     rates = (-U_MAX, 0.0, U_MAX) if rates is None else rates
@@ -85,7 +85,7 @@ def tree_value(states: np.ndarray, goal_radius: float = 0.1, segment: int = 5, d
         for _ in range(segment):
             x, y, th = euler_block(x, y, th, u, 10)
             out = (np.abs(x) > 1.0) | (np.abs(y) > 1.0)
-            step = cap_exits(_margins(np.column_stack([x, y, th, states[owner, 3:]])), out)
+            step = cap_exits(margin(np.stack([x, y], 1), obstacles[owner]), out)
             worst = np.where(done, worst, np.minimum(worst, step))
             done |= np.hypot(x - states[owner, 3], y - states[owner, 4]) <= goal_radius
         keep = worst >= floor
@@ -115,7 +115,7 @@ def action_values(states: np.ndarray, actions: np.ndarray, goal_radius: float = 
         nxt = states.copy()
         nxt[:, 0], nxt[:, 1], nxt[:, 2] = euler_block(states[:, 0], states[:, 1], states[:, 2],
                                                       np.full(len(states), u), 10)
-        now = cap_exits(_margins(nxt), (np.abs(nxt[:, 0]) > 1.0) | (np.abs(nxt[:, 1]) > 1.0))
+        now = cap_exits(state_margins(nxt), (np.abs(nxt[:, 0]) > 1.0) | (np.abs(nxt[:, 1]) > 1.0))
         out[:, j] = np.minimum(now, tree_value(nxt, goal_radius, segment, depth))
     return out
 
@@ -123,7 +123,7 @@ def action_values(states: np.ndarray, actions: np.ndarray, goal_radius: float = 
 def unrecoverable(states: np.ndarray, goal_radius: float = 0.1) -> np.ndarray:
     """Per state: unsafe now, or no segment sequence of :func:`escapes` avoids an unsafe zone and the
     workspace's edge for 3 s (or until the goal is reached)."""
-    return (_margins(states) < 0) | ~escapes(states, goal_radius)
+    return (state_margins(states) < 0) | ~escapes(states, goal_radius)
 
 
 def failure_bound(rollouts: Any, max_steps: int) -> np.ndarray:

@@ -1,0 +1,114 @@
+"""Experiment (docs/shield_ppo.md, "Stop 39"): can the image critic represent which way to turn, given exact labels?
+
+The warm image critics rank the two full turns at chance on the start policy's own near-obstacle frames
+(:func:`~embodied_safety.shield.rl.gate_check.frame_turn_agreement`), with either margin and either target. This
+separates the two possible causes. It regresses the stage's Dubins-VL critic (architecture, encoder initialised from
+the BC policy, the CPU critic config) straight onto the simulator's HJ action values
+(:func:`~embodied_safety.shield.rl.viability.action_values`) of the BC rollouts' frames for the critic's 9-point
+action grid (no TD), on 80 % of the episodes, and checks the ranking on the other 20 %. If a critic with exact
+labels cannot rank the turns on held-out frames, the images (or the encoder) are the limit; if it can, the TD
+warm-up's data and targets are. Needs the ShieldVLA part-1 outputs (``dvc repro rollouts``): run from a clone that has
+them. ``--frozen``: the BC policy's encoder frozen (features computed once), else fine-tuned as the stage does.
+
+    python experiments/critic_distill_images.py --steps 3000 [--frozen]   # -> experiments/results/critic_distill_images.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, nargs="+", default=[3000], help="regression steps (checkpoints)")
+    ap.add_argument("--frozen", action="store_true")
+    ap.add_argument("--d4", action="store_true", help="train on the 8 symmetric images of each frame (frozen only): "
+                    "Q(g·o, g·a) = Q(o, a), a mirror negating the turn rate (bc.dihedral's map)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=Path("experiments/results/critic_distill_images.json"))
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from embodied_safety.config.params import load_params
+    from embodied_safety.config.shield_ppo import ShieldPPOConfig
+    from embodied_safety.envs.control.dubins import U_MAX
+    from embodied_safety.io import write_json
+    from embodied_safety.shield.policy.bc import dihedral_map
+    from embodied_safety.shield.policy.rollouts import RolloutSet
+    from embodied_safety.shield.policy.visuomotor import load_policy
+    from embodied_safety.shield.rl.critic import CriticTrainer, SafetyCritic
+    from embodied_safety.shield.rl.gate_check import frame_turn_agreement
+    from embodied_safety.shield.rl.runs import ppo_config
+    from embodied_safety.shield.rl.viability import action_values, frame_states, unrecoverable
+    from embodied_safety.threads import pin_stage_threads
+    from flows._shield import BC, ROLLOUTS
+
+    pin_stage_threads()
+    policy = load_policy(BC / "dubins")
+    rollouts = RolloutSet.load(ROLLOUTS / "dubins" / "rollouts.npz")
+    states = frame_states(rollouts)
+    frames = torch.as_tensor(np.asarray(rollouts.frames))
+    words = rollouts.frame_instructions()
+    ccfg = dataclasses.replace(ppo_config(load_params("shield_ppo", ShieldPPOConfig), "dubins", "gated_gt", 0).critic,
+                               freeze_encoder=args.frozen)
+    grid = np.linspace(-U_MAX, U_MAX, ccfg.candidates)
+    t0 = time.perf_counter()
+    labels = torch.as_tensor(action_values(states, grid), dtype=torch.float32)  # [N, 9]
+    label_s = time.perf_counter() - t0
+    ep = np.asarray(rollouts.frame_episode)
+    rng = np.random.default_rng(args.seed)
+    test_eps = rng.choice(ep.max() + 1, size=(ep.max() + 1) // 5, replace=False)
+    test = np.isin(ep, test_eps)
+    train_idx = np.flatnonzero(~test)
+    torch.manual_seed(args.seed)
+    critic = SafetyCritic.from_policy(policy, ccfg)
+    trainer = CriticTrainer(critic)
+    feats = None
+    maps = range(8) if args.d4 else range(1)
+    if args.frozen:
+        with torch.no_grad():
+            feats = torch.stack([torch.cat([critic.embed(dihedral_map(frames[i:i + 1024], k), words[i:i + 1024])
+                                            for i in range(0, len(frames), 1024)]) for k in maps])  # [G, N, F]
+    gen = np.random.default_rng(args.seed + 1)
+    rows: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.is_file() else []
+    lost = unrecoverable(states)
+    done, t0 = 0, time.perf_counter()
+    for stop in sorted(args.steps):
+        critic.train()
+        for _ in range(stop - done):
+            i = gen.choice(train_idx, ccfg.batch_size)
+            j = gen.integers(0, len(grid), ccfg.batch_size)
+            g = gen.integers(0, len(maps), ccfg.batch_size)
+            f = feats[g, i] if feats is not None else critic.embed(frames[i], [words[k] for k in i])
+            turn = np.where(g >= 4, -grid[j], grid[j])  # a mirror turns the other way
+            loss, _ = trainer.fit(f, torch.as_tensor(turn[:, None], dtype=torch.float32), labels[i, j])
+            trainer.step(loss, target=False)
+        done = stop
+        critic.eval()
+        row: dict[str, Any] = {"frozen": args.frozen, "d4": args.d4, "steps": stop, "seed": args.seed, "label_s": label_s,
+                               "train_s": time.perf_counter() - t0, "loss": float(loss.detach())}
+        for name, mask in (("train", ~test), ("test", test)):
+            idx = np.flatnonzero(mask)
+            res = frame_turn_agreement(critic, frames[idx], [words[k] for k in idx], states[idx])
+            with torch.no_grad():
+                q0 = torch.cat([critic.q_candidates(
+                    critic.embed(frames[idx[k:k + 1024]], [words[m] for m in idx[k:k + 1024]]),
+                    critic.candidates(policy(frames[idx[k:k + 1024]], [words[m] for m in idx[k:k + 1024]])[0]))[:, 0]
+                    for k in range(0, len(idx), 1024)]).numpy()
+            row |= {f"{name}_{k}": v for k, v in res.items()}
+            row |= {f"{name}_flagged_at_0": float(np.mean(q0 <= 0)), f"{name}_unrecoverable": float(lost[idx].mean())}
+        rows.append(row)
+        write_json(args.out, rows)
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
