@@ -33,14 +33,16 @@ KEYS = ("infeasible_frac", "infeasible_frac_at_0", "unrecoverable_frame_rate", "
 def branches(states: np.ndarray, rates: np.ndarray, exit_is_failure: bool, steps: int = 1,
              goal_radius: float = 0.1) -> dict[str, np.ndarray]:
     """Each rate held ``steps`` control steps from every state (a branch ends where it leaves the workspace or reaches
-    the goal): the ``(s, u, ℓ(s), s', ℓ(s'), terminated)`` arrays of every transition along the branches."""
+    the goal): the ``(s, u, ℓ(s), s', ℓ(s'), terminated)`` arrays of every transition along the branches, and
+    ``origin``, the index of the state each transition's branch started from."""
     from embodied_safety.envs.control.dubins import euler, margin
     from embodied_safety.shield.rl.exits import cap_exits
 
     s = np.repeat(states.astype(np.float64), len(rates), axis=0)
     u = np.tile(rates, len(states))
+    origin = np.repeat(np.arange(len(states)), len(rates))
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("image", "action", "margin", "next_image", "next_margin",
-                                                           "terminated")}
+                                                           "terminated", "origin")}
     for _ in range(steps):
         nxt = s.copy()
         nxt[:, 0], nxt[:, 1], nxt[:, 2] = euler(s[:, 0], s[:, 1], s[:, 2], u, 10)
@@ -52,7 +54,8 @@ def branches(states: np.ndarray, rates: np.ndarray, exit_is_failure: bool, steps
                      ("next_image", nxt), ("next_margin", cap_exits(m_next, out) if exit_is_failure else m_next),
                      ("terminated", term)):
             parts[k].append(np.asarray(v, dtype=np.float32))
-        s, u = nxt[~term], u[~term]
+        parts["origin"].append(origin)
+        s, u, origin = nxt[~term], u[~term], origin[~term]
     return {k: np.concatenate(v) for k, v in parts.items()}
 
 

@@ -153,10 +153,12 @@ def table_delta(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> str:
 
 def table_gate_check(checks: Mapping[str, Mapping[str, Any]]) -> str:
     """The warm critics' offline acceptance check (:mod:`.gate_check`), one row per (margin, critic target);
-    ``unrecoverable`` (:mod:`.viability`, exits counted) is the reference ``Q ≤ 0`` should match."""
+    ``unrecoverable`` (:mod:`.viability`, exits counted) is the reference ``Q ≤ 0`` should match, and the turn
+    ranking on the near-obstacle frames the number ``knows_safer_turn`` needs at 0.8."""
     lines = ["\n## Offline gate check of the warm critics (before any PPO step)\n",
              "| margin / target | flagged Q(o, ā) ≤ δ | floor | Q ≤ 0 | unsafe frames | unrecoverable frames | "
-             "Q ≤ 0 on lost / on recoverable | best candidate agrees (probe) | ranks the turns as HJ | verdicts |",
+             "Q ≤ 0 on lost / on recoverable | best candidate agrees (probe) | ranks the turns as HJ: near-obstacle "
+             "frames (probe) | verdicts |",
              "|---|---|---|---|---|---|---|---|---|---|"]
 
     def num(c: Mapping[str, Any], key: str) -> str:
@@ -169,7 +171,8 @@ def table_gate_check(checks: Mapping[str, Mapping[str, Any]]) -> str:
         lines.append(f"| {name} | {c['infeasible_frac']:.3f} | {floor:.3f} | {c['infeasible_frac_at_0']:.3f} | "
                      f"{c['unsafe_frame_rate']:.3f} | {num(c, 'unrecoverable_frame_rate')} | "
                      f"{num(c, 'lost_flagged_at_0')} / {num(c, 'recoverable_flagged_at_0')} | "
-                     f"{num(c, 'best_candidate_agreement')} | {num(c, 'hj_turn_agreement')} | {verdicts} |")
+                     f"{num(c, 'best_candidate_agreement')} | {num(c, 'near_frame_turn_agreement')} "
+                     f"({num(c, 'hj_turn_agreement')}) | {verdicts} |")
     return "\n".join(lines) + "\n"
 
 
