@@ -199,3 +199,37 @@ def test_exit_mask_is_an_early_end_without_success():
 
     got = exit_mask(success=[False, True, False, False], length=[40, 40, 100, 99], max_steps=100)
     assert got.tolist() == [True, False, False, True]
+
+
+class _SimulatorCritic:
+    """A "critic" on Dubins-VL states whose Q is the simulator's HJ action value (``viability.action_values``), or
+    its negation: the turn ranking must then agree everywhere, or nowhere."""
+
+    def __init__(self, sign: float) -> None:
+        self.sign = sign
+
+    def embed(self, states: torch.Tensor, instructions: object) -> torch.Tensor:
+        return states.double()
+
+    def q_candidates(self, feature: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+        from embodied_safety.shield.rl.viability import action_values
+
+        rates = candidates[0, :, 0].numpy()
+        return torch.as_tensor(self.sign * action_values(feature.numpy(), rates))
+
+
+def test_frame_turn_agreement_is_one_for_the_simulator_and_zero_for_its_negation() -> None:
+    from embodied_safety.shield.rl.gate_check import frame_turn_agreement
+
+    rng = np.random.default_rng(3)
+    n = 400
+    obstacle = rng.uniform(-0.4, 0.4, (n, 2))
+    ang, rad = rng.uniform(0, 2 * np.pi, n), rng.uniform(0.56, 0.9, n)  # 0.01-0.35 from the unsafe zone
+    states = np.column_stack([obstacle[:, 0] + rad * np.cos(ang), obstacle[:, 1] + rad * np.sin(ang),
+                              rng.uniform(-np.pi, np.pi, n), rng.uniform(-0.9, 0.9, (n, 2)), obstacle])
+    obs = torch.as_tensor(states)
+    exact = frame_turn_agreement(_SimulatorCritic(1.0), obs, [""] * n, states)
+    negated = frame_turn_agreement(_SimulatorCritic(-1.0), obs, [""] * n, states)
+    assert exact["frame_turn_states"] > 50 and exact["near_frame_turn_states"] > 0
+    assert exact["frame_turn_agreement"] == 1.0 and exact["near_frame_turn_agreement"] == 1.0
+    assert negated["frame_turn_agreement"] == 0.0
