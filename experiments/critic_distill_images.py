@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.shield.policy.rollouts import RolloutSet
     from embodied_safety.shield.policy.visuomotor import load_policy
     from embodied_safety.shield.rl.critic import CriticTrainer, SafetyCritic
-    from embodied_safety.shield.rl.gate_check import frame_turn_agreement
+    from embodied_safety.shield.rl.gate_check import frame_turn_agreement, infeasible_fractions
     from embodied_safety.shield.rl.runs import ppo_config
     from embodied_safety.shield.rl.viability import action_values, frame_states, unrecoverable
     from embodied_safety.threads import pin_stage_threads
@@ -80,6 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     gen = np.random.default_rng(args.seed + 1)
     rows: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.is_file() else []
     lost = unrecoverable(states)
+    margin, cost = np.asarray(rollouts.margin), np.asarray(rollouts.cost)
     done, t0 = 0, time.perf_counter()
     for stop in sorted(args.steps):
         critic.train()
@@ -98,13 +99,11 @@ def main(argv: list[str] | None = None) -> None:
         for name, mask in (("train", ~test), ("test", test)):
             idx = np.flatnonzero(mask)
             res = frame_turn_agreement(critic, frames[idx], [words[k] for k in idx], states[idx])
-            with torch.no_grad():
-                q0 = torch.cat([critic.q_candidates(
-                    critic.embed(frames[idx[k:k + 1024]], [words[m] for m in idx[k:k + 1024]]),
-                    critic.candidates(policy(frames[idx[k:k + 1024]], [words[m] for m in idx[k:k + 1024]])[0]))[:, 0]
-                    for k in range(0, len(idx), 1024)]).numpy()
+            flags = infeasible_fractions(critic, policy, frames[idx], [words[k] for k in idx], margin[idx],
+                                         cost[idx], delta=0.0, lost=lost[idx])
             row |= {f"{name}_{k}": v for k, v in res.items()}
-            row |= {f"{name}_flagged_at_0": float(np.mean(q0 <= 0)), f"{name}_unrecoverable": float(lost[idx].mean())}
+            row |= {f"{name}_flagged_at_0": flags["infeasible_frac_at_0"],
+                    f"{name}_unrecoverable": flags["unrecoverable_frame_rate"]}
         rows.append(row)
         write_json(args.out, rows)
         print(json.dumps(row), flush=True)
