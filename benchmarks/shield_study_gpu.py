@@ -133,8 +133,9 @@ def warm_critic(study: Study, key: tuple[str, str], critic_cfg: Any) -> tuple[tu
     t0 = time.perf_counter()
     torch.manual_seed(0)
     policy = load_policy(study.inputs.bc, device=study.device)
-    rs, ell = rollout_margins(margin(study, key[0]), study.inputs.rollouts)
-    critic, extra = warm_start_critic(ENV, policy, rs, ell, critic_cfg, dict(study.cfg.warmup))
+    source = margin(study, key[0])
+    rs, ell = rollout_margins(source, study.inputs.rollouts)
+    critic, extra = warm_start_critic(ENV, policy, rs, ell, critic_cfg, dict(study.cfg.warmup), source=source)
     critic.save(path, extra={**extra, "device": study.device})
     seconds = time.perf_counter() - t0
     print(f"warm critic {'/'.join(key)}: {extra['transitions']} transitions, {seconds:.1f} s on {study.device}",

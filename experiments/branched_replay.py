@@ -30,38 +30,10 @@ KEYS = ("infeasible_frac", "infeasible_frac_at_0", "unrecoverable_frame_rate", "
         "near_frame_turn_agreement", "near_frame_turn_states", "selective", "knows_safer_turn")
 
 
-def branches(states: np.ndarray, rates: np.ndarray, exit_is_failure: bool, steps: int = 1,
-             goal_radius: float = 0.1) -> dict[str, np.ndarray]:
-    """Each rate held ``steps`` control steps from every state (a branch ends where it leaves the workspace or reaches
-    the goal): the ``(s, u, ℓ(s), s', ℓ(s'), terminated)`` arrays of every transition along the branches, and
-    ``origin``, the index of the state each transition's branch started from."""
-    from embodied_safety.envs.control.dubins import euler, margin
-    from embodied_safety.shield.rl.exits import cap_exits
-
-    s = np.repeat(states.astype(np.float64), len(rates), axis=0)
-    u = np.tile(rates, len(states))
-    origin = np.repeat(np.arange(len(states)), len(rates))
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("image", "action", "margin", "next_image", "next_margin",
-                                                           "terminated", "origin")}
-    for _ in range(steps):
-        nxt = s.copy()
-        nxt[:, 0], nxt[:, 1], nxt[:, 2] = euler(s[:, 0], s[:, 1], s[:, 2], u, 10)
-        obstacles = s[:, 5:].reshape(len(s), -1, 2)
-        out = (np.abs(nxt[:, 0]) > 1.0) | (np.abs(nxt[:, 1]) > 1.0)
-        term = out | (np.hypot(nxt[:, 0] - s[:, 3], nxt[:, 1] - s[:, 4]) <= goal_radius)
-        m_next = margin(nxt[:, :2], obstacles)
-        for k, v in (("image", s), ("action", u[:, None]), ("margin", margin(s[:, :2], obstacles)),
-                     ("next_image", nxt), ("next_margin", cap_exits(m_next, out) if exit_is_failure else m_next),
-                     ("terminated", term)):
-            parts[k].append(np.asarray(v, dtype=np.float32))
-        parts["origin"].append(origin)
-        s, u, origin = nxt[~term], u[~term], origin[~term]
-    return {k: np.concatenate(v) for k, v in parts.items()}
-
-
 def with_branches(start: Any, rates: np.ndarray, exit_is_failure: bool, seed: int, steps: int = 1) -> Any:
     """The start data with a replay holding its transitions and the branches from every state."""
     from embodied_safety.shield.rl.critic import ReplayBuffer
+    from embodied_safety.shield.rl.sim_branches import branches
 
     old = start.replay
     b = branches(start.states, rates, exit_is_failure, steps)

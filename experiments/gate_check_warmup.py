@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--regress", type=int, default=200, help="regression warm-up steps")
     ap.add_argument("--critics", nargs="+", default=["rubric/policy_mean", "rubric/best", "gt/best"],
                     help="margin/target pairs")
+    ap.add_argument("--branch-steps", type=int, default=0, help="simulator branches in the warm-up replay "
+                    "(shield_ppo.warmup.branch_steps; 0 = the BC rollouts only)")
+    ap.add_argument("--branch-every", type=int, default=3)
     ap.add_argument("--out", type=Path, default=Path("experiments/results/gate_check_warmup.json"))
     args = ap.parse_args(argv)
 
@@ -64,17 +67,19 @@ def main(argv: list[str] | None = None) -> None:
     bound = {k: refs[k] for k in ("failure_bound_frame_rate", "exit_episode_rate")}
     print(json.dumps(refs))
     rows: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.is_file() else []
-    done = {(r["env"], r["margin"], r["target"], r["regress"], r["td"]) for r in rows}
+    done = {(r["env"], r["margin"], r["target"], r["regress"], r["td"], r.get("branch_steps", 0)) for r in rows}
+    branching = {"branch_steps": args.branch_steps, "branch_every": args.branch_every} if args.branch_steps else {}
     for pair in args.critics:
         margin, target = pair.split("/")
         pcfg = ppo_config(cfg, env, RUN_OF[(margin, target)], 0)
         for td in args.td:
-            if (env, margin, target, args.regress, td) in done:
+            if (env, margin, target, args.regress, td, args.branch_steps) in done:
                 continue
             ccfg = dataclasses.replace(pcfg.critic, target=target)
-            warm = warm_critic.fn(inputs, margin, ccfg, {"regress": args.regress, "td": td}, label_cfg, STORE)
+            warm = warm_critic.fn(inputs, margin, ccfg, {"regress": args.regress, "td": td, **branching}, label_cfg,
+                                  STORE)
             res = check_gate.fn(inputs, margin, warm, pcfg.delta, label_cfg, STORE)
-            rows.append({"env": env, "margin": margin, "target": target, "regress": args.regress, "td": td,
+            rows.append({"env": env, "margin": margin, "target": target, "regress": args.regress, "td": td, **branching,
                          "delta": pcfg.delta, **{k: res[k] for k in COLUMNS if k in res}, **bound})
             write_json(args.out, rows)  # after every critic: a killed run keeps what it finished
             print(json.dumps(rows[-1]), flush=True)
@@ -92,7 +97,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     cols = ("infeasible_frac", "infeasible_frac_at_0", "unsafe_frame_rate", "failure_bound_frame_rate",
             "unrecoverable_frame_rate", "flag_floor_rate", "lost_flagged_at_0", "recoverable_flagged_at_0",
             "best_candidate_agreement", "gradient_agreement", "hj_turn_agreement", "near_frame_turn_agreement")
-    return markdown_table(head, [(f"{r['margin']} / {r['target']} / {r['td']}", [r.get(c) for c in cols], [])
+    return markdown_table(head, [(f"{r['margin']} / {r['target']} / {r['td']}"
+                                  + (f" + branches {r['branch_steps']}" if r.get("branch_steps") else ""), [r.get(c) for c in cols], [])
                                  for r in rows])
 
 

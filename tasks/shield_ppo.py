@@ -51,10 +51,14 @@ def _code() -> str:
     return cached_code_key(*TRAINING_CODE)
 
 
+def _margin_source(inputs: EnvInputs, margin: str, label_cfg: RubricLabelConfig) -> Any:
+    return margin_for(inputs.env, margin, inputs.calibration, label_cfg, STORE)
+
+
 def _rollout_margins(inputs: EnvInputs, margin: str, label_cfg: RubricLabelConfig) -> tuple[Any, Any]:
     from embodied_safety.shield.rl.runs import rollout_margins
 
-    return rollout_margins(margin_for(inputs.env, margin, inputs.calibration, label_cfg, STORE), inputs.rollouts)
+    return rollout_margins(_margin_source(inputs, margin, label_cfg), inputs.rollouts)
 
 
 @task(name="warm-critic", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
@@ -64,7 +68,7 @@ def warm_critic(inputs: EnvInputs, margin: str, critic_cfg: Any, warmup: dict[st
     import torch
 
     from embodied_safety.shield.policy.visuomotor import load_policy
-    from embodied_safety.shield.rl.runs import warm_start_critic
+    from embodied_safety.shield.rl.runs import rollout_margins, warm_start_critic
 
     env = inputs.env
     key = content_key({"env": env, "margin": margin, "scorer": scorer_key(env, label_cfg),
@@ -75,10 +79,11 @@ def warm_critic(inputs: EnvInputs, margin: str, critic_cfg: Any, warmup: dict[st
         return path
     torch.manual_seed(0)
     policy = load_policy(inputs.bc)
-    rs, ell = _rollout_margins(inputs, margin, label_cfg)
-    critic, extra = warm_start_critic(env, policy, rs, ell, critic_cfg, warmup)
+    source = _margin_source(inputs, margin, label_cfg)
+    rs, ell = rollout_margins(source, inputs.rollouts)
+    critic, extra = warm_start_critic(env, policy, rs, ell, critic_cfg, warmup, source=source)
     critic.save(path, extra=extra)
-    print(f"{env}/{margin}: critic warm-up on {extra['transitions']} BC transitions, {extra['seconds']:.0f} s")
+    print(f"{env}/{margin}: critic warm-up on {extra['transitions']} transitions, {extra['seconds']:.0f} s")
     return path
 
 

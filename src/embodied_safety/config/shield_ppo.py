@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from embodied_safety.config.params import per_env
 
+WARMUP_KEYS = frozenset({"regress", "td", "branch_steps", "branch_every"})
+
 
 @dataclass(frozen=True)
 class ShieldPPOConfig:
@@ -30,9 +32,17 @@ class ShieldPPOConfig:
     #: selective: from the best of the mean and a grid of candidate actions (App. A's HJ value), so the gate
     #: flags only actions that lead somewhere no continuation recovers from (docs/shield_ppo.md)
     gate: Literal["d1", "selective"] = "d1"
+    #: the critic's BC warm-up: ``regress`` / ``td`` steps; optional ``branch_steps`` / ``branch_every`` add
+    #: Dubins-VL simulator branches to its replay (``shield.rl.sim_branches``; 0 = the BC rollouts only)
     warmup: dict[str, int] = dataclasses.field(default_factory=lambda: {"regress": 300, "td": 600})
     eval_episodes: dict[str, int] = per_env(dubins=200, turtlebot=20, franka=10)
     ood: tuple[str, ...] = ("color", "light", "all")
     ood_runs: tuple[str, ...] = ("ppo_lag", "gated")
     register: bool = True  # critic + policy of each ShieldVLA run as versions of shield_{policy,critic}_<env>
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.warmup) - WARMUP_KEYS
+        if unknown or not {"regress", "td"} <= set(self.warmup):
+            raise ValueError(f"shield_ppo.warmup: keys {sorted(self.warmup)}; needs regress and td, may have "
+                             f"{sorted(WARMUP_KEYS - {'regress', 'td'})}, unknown: {sorted(unknown)}")

@@ -297,6 +297,23 @@ class _Batch:
         return img
 
 
+def render_states(states: np.ndarray, num_obstacles: int = 1, goal_radius: float = 0.1,
+                  chunk: int = 4096) -> np.ndarray:
+    """``(N, 84, 84, 3)`` uint8 frames of arbitrary Dubins-VL ``states`` (``[N, 5 + 2K]``: x, y, θ, goal,
+    obstacle centres), drawn by the env's own rasteriser with the default palette: the frame the env shows in
+    that state (the simulator branches of the critic's warm-up replay, :mod:`embodied_safety.shield.rl.sim_branches`)."""
+    states = np.asarray(states, dtype=np.float64)
+    out = np.empty((len(states), SIZE, SIZE, 3), dtype=np.uint8)
+    for i in range(0, len(states), chunk):
+        part = states[i:i + chunk]
+        b = _Batch(len(part), num_obstacles, goal_radius, 100, 10, None, render=True)
+        b.state[:] = part
+        for j in range(len(part)):
+            b.background[j] = b._draw_background(j)
+        out[i:i + len(part)] = b.frames()
+    return out
+
+
 def _image_space() -> spaces.Box:
     return spaces.Box(0, 255, (SIZE, SIZE, 3), np.uint8)
 

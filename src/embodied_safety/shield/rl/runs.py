@@ -132,17 +132,29 @@ def rollout_margins(source: Any, rollouts: Path) -> tuple[Any, Any]:
                                for i in range(0, len(frames), 2048)])
 
 
-def warm_start_critic(env: str, policy: Any, rs: Any, ell: Any, critic_cfg: Any,
-                      warmup: dict[str, int]) -> tuple[Any, dict[str, Any]]:
+def warm_start_critic(env: str, policy: Any, rs: Any, ell: Any, critic_cfg: Any, warmup: dict[str, int],
+                      source: Any = None) -> tuple[Any, dict[str, Any]]:
     """A critic (a copy of the policy's encoder + a new head) regressed onto ℓ and TD-trained on the BC rollouts
-    (:func:`.critic.warm_start`); returns it and what its ``critic.json`` records."""
+    (:func:`.critic.warm_start`); returns it and what its ``critic.json`` records. On Dubins-VL, ``warmup``'s
+    ``branch_steps`` > 0 adds the simulator branches of every ``branch_every``-th frame to the replay
+    (:func:`.sim_branches.branched_replay`), their frames scored by the margin ``source`` that gave ``ell``."""
     import torch
 
     from .critic import CriticTrainer, SafetyCritic, replay_from_rollouts, warm_start
     from .exits import EXIT_MARGIN
 
+    t0 = time.perf_counter()
     # Dubins-VL ends an unsuccessful episode early only when the car leaves the workspace: a failure to the critic
-    buf = replay_from_rollouts(rs, ell, MAX_STEPS.get(env, 100), exit_margin=EXIT_MARGIN if env == "dubins" else None)
+    exit_margin = EXIT_MARGIN if env == "dubins" else None
+    if env == "dubins" and warmup.get("branch_steps", 0) > 0:
+        from .sim_branches import branched_replay
+
+        if source is None:
+            raise ValueError("warmup.branch_steps > 0 needs the margin source that scores the branch frames")
+        buf = branched_replay(rs, ell, source, MAX_STEPS[env], warmup["branch_steps"], warmup.get("branch_every", 1),
+                              exit_margin=exit_margin)
+    else:
+        buf = replay_from_rollouts(rs, ell, MAX_STEPS.get(env, 100), exit_margin=exit_margin)
     critic = SafetyCritic.from_policy(policy, critic_cfg)
     trainer = CriticTrainer(critic)
 
@@ -150,7 +162,6 @@ def warm_start_critic(env: str, policy: Any, rs: Any, ell: Any, critic_cfg: Any,
         with torch.no_grad():
             return policy(images, instructions)[0]
 
-    t0 = time.perf_counter()
     rows = warm_start(trainer, buf, mean_action, warmup["regress"], warmup["td"])
     return critic, {"warmup": rows[-1:], "transitions": buf.size, "seconds": time.perf_counter() - t0}
 
