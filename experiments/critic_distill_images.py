@@ -16,7 +16,6 @@ them. ``--frozen``: the BC policy's encoder frozen (features computed once), els
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import time
 from pathlib import Path
@@ -39,37 +38,23 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     import torch
+    from dubins_frames import load
 
-    from embodied_safety.config.params import load_params
-    from embodied_safety.config.shield_ppo import ShieldPPOConfig
     from embodied_safety.envs.control.dubins import U_MAX
     from embodied_safety.io import write_json
     from embodied_safety.shield.policy.bc import dihedral_map
-    from embodied_safety.shield.policy.rollouts import RolloutSet
-    from embodied_safety.shield.policy.visuomotor import load_policy
     from embodied_safety.shield.rl.critic import CriticTrainer, SafetyCritic
     from embodied_safety.shield.rl.gate_check import frame_turn_agreement, infeasible_fractions
-    from embodied_safety.shield.rl.runs import ppo_config
-    from embodied_safety.shield.rl.viability import action_values, frame_states, unrecoverable
-    from embodied_safety.threads import pin_stage_threads
-    from flows._shield import BC, ROLLOUTS
+    from embodied_safety.shield.rl.viability import action_values, unrecoverable
 
-    pin_stage_threads()
-    policy = load_policy(BC / "dubins")
-    rollouts = RolloutSet.load(ROLLOUTS / "dubins" / "rollouts.npz")
-    states = frame_states(rollouts)
-    frames = torch.as_tensor(np.asarray(rollouts.frames))
-    words = rollouts.frame_instructions()
-    ccfg = dataclasses.replace(ppo_config(load_params("shield_ppo", ShieldPPOConfig), "dubins", "gated_gt", 0).critic,
-                               freeze_encoder=args.frozen)
+    data = load(args.seed, frozen=args.frozen)
+    policy, rollouts, states, frames, words, ccfg = (data.policy, data.rollouts, data.states, data.frames,
+                                                      list(data.words), data.critic_config)
     grid = np.linspace(-U_MAX, U_MAX, ccfg.candidates)
     t0 = time.perf_counter()
     labels = torch.as_tensor(action_values(states, grid), dtype=torch.float32)  # [N, 9]
     label_s = time.perf_counter() - t0
-    ep = np.asarray(rollouts.frame_episode)
-    rng = np.random.default_rng(args.seed)
-    test_eps = rng.choice(ep.max() + 1, size=(ep.max() + 1) // 5, replace=False)
-    test = np.isin(ep, test_eps)
+    test = data.test
     train_idx = np.flatnonzero(~test)
     if args.extra:
         from embodied_safety.envs.control.dubins import render_states as render

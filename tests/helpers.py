@@ -144,3 +144,19 @@ def stop_process_group(proc, timeout: float = 20) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def dubins_rollouts(seed_base: int, episodes: int, n_envs: int):
+    """Rendered Dubins-VL rollouts of an untrained image policy (torch seed 0) on ``episodes`` seeds of
+    ``seed_base``: real frames, real states to replay (``viability.frame_states``)."""
+    import torch
+
+    from embodied_safety.envs.control.dubins import DubinsVLEnv, DubinsVLVec
+    from embodied_safety.shield.policy.demos import episode_seeds
+    from embodied_safety.shield.policy.rollouts import collect_rollouts
+    from embodied_safety.shield.policy.visuomotor import policy_for_env
+
+    torch.manual_seed(0)
+    policy = policy_for_env(DubinsVLEnv())
+    return collect_rollouts(None, policy, seeds=episode_seeds(seed_base, range(episodes)), n_envs=n_envs,
+                            make_vec=lambda n: DubinsVLVec(n, render=True))

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from embodied_safety.envs.control.dubins import U_MAX, DubinsVLEnv, DubinsVLVec, V, render_states
 from embodied_safety.shield.rl.critic import replay_from_rollouts
 from embodied_safety.shield.rl.exits import EXIT_MARGIN
 from embodied_safety.shield.rl.sim_branches import branched_replay, branches
 from embodied_safety.shield.rl.viability import frame_states
+from tests.helpers import dubins_rollouts
 
 
 def test_render_states_draws_the_frames_the_env_shows() -> None:
@@ -46,14 +46,7 @@ def test_branches_hold_each_rate_until_the_car_leaves_the_workspace() -> None:
 
 @pytest.fixture(scope="module")
 def rollouts():
-    from embodied_safety.shield.policy.demos import episode_seeds
-    from embodied_safety.shield.policy.rollouts import collect_rollouts
-    from embodied_safety.shield.policy.visuomotor import policy_for_env
-
-    torch.manual_seed(0)
-    policy = policy_for_env(DubinsVLEnv())
-    return collect_rollouts(None, policy, seeds=episode_seeds(3, range(4)), n_envs=2,
-                            make_vec=lambda n: DubinsVLVec(n, render=True))
+    return dubins_rollouts(3, 4, 2)
 
 
 def test_branched_replay_keeps_the_rollouts_and_scores_the_branch_frames_with_the_source(rollouts) -> None:

@@ -6,9 +6,8 @@ import dataclasses
 
 import numpy as np
 import pytest
-import torch
 
-from embodied_safety.envs.control.dubins import U_MAX, DubinsVLEnv, DubinsVLVec
+from embodied_safety.envs.control.dubins import U_MAX, DubinsVLEnv
 from embodied_safety.shield.rl.exits import EXIT_MARGIN
 from embodied_safety.shield.rl.gate_check import safer_turn_gap
 from embodied_safety.shield.rl.viability import (
@@ -20,6 +19,7 @@ from embodied_safety.shield.rl.viability import (
     tree_value,
     unrecoverable,
 )
+from tests.helpers import dubins_rollouts
 
 
 def state(x: float, y: float, th: float, goal: tuple[float, float], obstacle: tuple[float, float]) -> list[float]:
@@ -84,14 +84,7 @@ def test_the_turn_probe_counts_leaving_the_workspace_as_the_worse_turn() -> None
 
 @pytest.fixture(scope="module")
 def rollouts():
-    from embodied_safety.shield.policy.demos import episode_seeds
-    from embodied_safety.shield.policy.rollouts import collect_rollouts
-    from embodied_safety.shield.policy.visuomotor import policy_for_env
-
-    torch.manual_seed(0)
-    policy = policy_for_env(DubinsVLEnv())
-    return collect_rollouts(None, policy, seeds=episode_seeds(7, range(6)), n_envs=3,
-                            make_vec=lambda n: DubinsVLVec(n, render=True))
+    return dubins_rollouts(7, 6, 3)
 
 
 def test_frame_states_replay_the_recorded_episodes(rollouts) -> None:
