@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--d4", action="store_true", help="train on the 8 symmetric images of each frame (frozen only): "
                     "Q(g·o, g·a) = Q(o, a), a mirror negating the turn rate (bc.dihedral's map)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--episodes", type=int, default=0, help="train also on this many new BC rollouts (new scenes; "
+                    "dubins_frames.more_episodes), labelled by the simulator")
+    ap.add_argument("--centred", action="store_true", help="car-centred frames (dubins_frames.centred)")
     ap.add_argument("--extra", type=int, default=0, help="extra training states: training frames' states jittered "
                     "(position σ 0.05, heading σ 0.3 rad; half of them from frames with ℓ ≤ 0.5), rendered and labelled "
                     "by the simulator like the rest")
@@ -56,21 +59,33 @@ def main(argv: list[str] | None = None) -> None:
     label_s = time.perf_counter() - t0
     test = data.test
     train_idx = np.flatnonzero(~test)
+    all_states = states
     if args.extra:
-        from embodied_safety.envs.control.dubins import render_states as render
-        from embodied_safety.shield.rl.viability import state_margins
+        from dubins_frames import jittered
 
-        jit = np.random.default_rng(args.seed + 7)
-        near_idx = train_idx[state_margins(states[train_idx]) <= 0.5]
-        src = np.concatenate([jit.choice(train_idx, args.extra - args.extra // 2), jit.choice(near_idx, args.extra // 2)])
-        extra = states[src].copy()
-        extra[:, :2] = np.clip(extra[:, :2] + jit.normal(0.0, 0.05, (len(src), 2)), -0.98, 0.98)
-        extra[:, 2] += jit.normal(0.0, 0.3, len(src))
+        from embodied_safety.envs.control.dubins import render_states as render
+
+        extra, src = jittered(states, train_idx, args.extra, args.seed)
         labels = torch.cat([labels, torch.as_tensor(action_values(extra, grid), dtype=torch.float32)])
         frames = torch.cat([frames, torch.as_tensor(render(extra))])
         words = [*words, *(words[k] for k in src)]
         train_idx = np.concatenate([train_idx, len(states) + np.arange(len(src))])
+        all_states = np.concatenate([states, extra])
         label_s = time.perf_counter() - t0
+    if args.episodes:
+        from dubins_frames import more_episodes
+
+        new_states, new_frames, new_words = more_episodes(policy, args.episodes)
+        labels = torch.cat([labels, torch.as_tensor(action_values(new_states, grid), dtype=torch.float32)])
+        train_idx = np.concatenate([train_idx, len(frames) + np.arange(len(new_states))])
+        frames = torch.cat([frames, new_frames])
+        words = [*words, *new_words]
+        all_states = np.concatenate([all_states, new_states])
+        label_s = time.perf_counter() - t0
+    if args.centred:
+        from dubins_frames import centred
+
+        frames = torch.cat([centred(frames[i:i + 4096], all_states[i:i + 4096]) for i in range(0, len(frames), 4096)])
     torch.manual_seed(args.seed)
     critic = SafetyCritic.from_policy(policy, ccfg)
     trainer = CriticTrainer(critic)
@@ -97,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
             trainer.step(loss, target=False)
         done = stop
         critic.eval()
-        row: dict[str, Any] = {"frozen": args.frozen, "d4": args.d4, "extra": args.extra, "steps": stop, "seed": args.seed, "label_s": label_s,
+        row: dict[str, Any] = {"frozen": args.frozen, "d4": args.d4, "extra": args.extra, "episodes": args.episodes, "centred": args.centred, "steps": stop, "seed": args.seed, "label_s": label_s,
                                "train_s": time.perf_counter() - t0, "loss": float(loss.detach())}
         for name, mask in (("train", ~test), ("test", test)):
             idx = np.flatnonzero(mask)

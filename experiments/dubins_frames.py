@@ -42,3 +42,55 @@ def load(seed: int, frozen: bool = False) -> DubinsFrames:
     test = np.isin(ep, rng.choice(ep.max() + 1, size=(ep.max() + 1) // 5, replace=False))
     return DubinsFrames(load_policy(BC / "dubins"), rollouts, frame_states(rollouts),
                         torch.as_tensor(np.asarray(rollouts.frames)), rollouts.frame_instructions(), ccfg, test)
+
+
+def jittered(states: np.ndarray, train_idx: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` extra states near the training frames' (position σ 0.05, heading σ 0.3 rad; half of them from frames
+    with ℓ ≤ 0.5), and the index of the frame each came from (its instruction)."""
+    from embodied_safety.shield.rl.viability import state_margins
+
+    jit = np.random.default_rng(seed + 7)
+    near_idx = train_idx[state_margins(states[train_idx]) <= 0.5]
+    src = np.concatenate([jit.choice(train_idx, n - n // 2), jit.choice(near_idx, n // 2)])
+    extra = states[src].copy()
+    extra[:, :2] = np.clip(extra[:, :2] + jit.normal(0.0, 0.05, (len(src), 2)), -0.98, 0.98)
+    extra[:, 2] += jit.normal(0.0, 0.3, len(src))
+    return extra, src
+
+
+def centred(frames: Any, states: np.ndarray, outside: tuple[int, int, int] = (0, 0, 0)) -> Any:
+    """Each 84×84 frame shifted so the car's pixel is at the centre (what lies outside the workspace drawn
+    ``outside``): the same scene in car-relative coordinates, so the heading tick is always read by the same
+    weights. The car's pixel comes from the state here; a deployed critic would find it by its colour."""
+    import torch
+
+    from embodied_safety.envs.control.dubins import SIZE
+
+    n = len(states)
+    pix = 2.0 / SIZE
+    col = np.floor((states[:, 0] + 1.0) / pix).astype(np.int64)
+    row = np.floor((1.0 - states[:, 1]) / pix).astype(np.int64)
+    canvas = torch.empty((n, 2 * SIZE, 2 * SIZE, 3), dtype=torch.uint8)
+    canvas[:] = torch.tensor(outside, dtype=torch.uint8)
+    canvas[:, SIZE // 2:SIZE // 2 + SIZE, SIZE // 2:SIZE // 2 + SIZE] = torch.as_tensor(frames)
+    r0 = np.clip(row, 0, SIZE - 1)  # the window's top-left on the canvas: row - SIZE/2 + SIZE/2
+    c0 = np.clip(col, 0, SIZE - 1)
+    idx_r = torch.as_tensor(r0[:, None] + np.arange(SIZE))  # [n, SIZE]
+    idx_c = torch.as_tensor(c0[:, None] + np.arange(SIZE))
+    out = canvas[torch.arange(n)[:, None, None], idx_r[:, :, None], idx_c[:, None, :]]
+    return out
+
+
+def more_episodes(policy: Any, n: int, base: int = 90_001) -> tuple[np.ndarray, Any, list[str]]:
+    """``n`` new BC rollouts (stochastic, as the rollouts stage; scenes from seeds of ``base``, none of the stage's):
+    their frames' states, frames and instructions, to train on beside the stage's rollouts."""
+    import torch
+
+    from embodied_safety.envs.control.dubins import DubinsVLVec
+    from embodied_safety.shield.policy.demos import episode_seeds
+    from embodied_safety.shield.policy.rollouts import collect_rollouts
+    from embodied_safety.shield.rl.viability import frame_states
+
+    rs = collect_rollouts(None, policy, seeds=episode_seeds(base, range(n)), n_envs=64,
+                          make_vec=lambda k: DubinsVLVec(k, render=True))
+    return frame_states(rs), torch.as_tensor(np.asarray(rs.frames)), rs.frame_instructions()

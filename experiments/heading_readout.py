@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--steps", type=int, nargs="+", default=[3000])
     ap.add_argument("--frozen", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--centred", action="store_true", help="car-centred frames (dubins_frames.centred)")
+    ap.add_argument("--extra", type=int, default=0, help="extra training frames: training states jittered "
+                    "(dubins_frames.jittered), rendered")
     ap.add_argument("--out", type=Path, default=Path("experiments/results/heading_readout.json"))
     args = ap.parse_args(argv)
 
@@ -44,10 +47,27 @@ def main(argv: list[str] | None = None) -> None:
     target = torch.as_tensor(np.column_stack([np.cos(states[:, 2]), np.sin(states[:, 2])]), dtype=torch.float32)
     near = (state_margins(states) >= 0.0) & (state_margins(states) <= 0.35)
     train_idx = np.flatnonzero(~test)
+    all_states = states
+    if args.extra:
+        from dubins_frames import jittered
+
+        from embodied_safety.envs.control.dubins import render_states
+
+        extra, src = jittered(states, train_idx, args.extra, args.seed)
+        frames = torch.cat([frames, torch.as_tensor(render_states(extra))])
+        words = [*words, *(words[k] for k in src)]
+        target = torch.cat([target, torch.as_tensor(np.column_stack([np.cos(extra[:, 2]), np.sin(extra[:, 2])]),
+                                                    dtype=torch.float32)])
+        train_idx = np.concatenate([train_idx, len(states) + np.arange(len(src))])
+        all_states = np.concatenate([states, extra])
 
     def embed(idx: np.ndarray) -> Any:
         return critic.embed(frames[idx], [words[k] for k in idx])
 
+    if args.centred:
+        from dubins_frames import centred
+
+        frames = torch.cat([centred(frames[i:i + 4096], all_states[i:i + 4096]) for i in range(0, len(frames), 4096)])
     with torch.no_grad():
         width = embed(train_idx[:2]).shape[1]
         feats = torch.cat([embed(np.arange(i, min(i + 1024, len(frames)))) for i in range(0, len(frames), 1024)]) \
@@ -68,10 +88,11 @@ def main(argv: list[str] | None = None) -> None:
             opt.step()
         done = stop
         with torch.no_grad():
-            pred = torch.cat([head(feats[i:i + 1024] if feats is not None else embed(np.arange(i, min(i + 1024, len(frames)))))
-                              for i in range(0, len(frames), 1024)]).numpy()
+            n = len(states)  # the rollout frames (the extra ones only train)
+            pred = torch.cat([head(feats[i:min(i + 1024, n)] if feats is not None else embed(np.arange(i, min(i + 1024, n))))
+                              for i in range(0, n, 1024)]).numpy()
         err = np.abs(np.angle(np.exp(1j * (np.arctan2(pred[:, 1], pred[:, 0]) - states[:, 2]))))
-        row: dict[str, Any] = {"frozen": args.frozen, "steps": stop, "seed": args.seed,
+        row: dict[str, Any] = {"frozen": args.frozen, "extra": args.extra, "centred": args.centred, "steps": stop, "seed": args.seed,
                                "train_s": time.perf_counter() - t0, "loss": float(loss.detach())}
         for name, mask in (("train", ~test), ("test", test), ("test_near", test & near)):
             e = err[mask]
