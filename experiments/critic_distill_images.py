@@ -9,8 +9,11 @@ action grid (no TD), on 80 % of the episodes, and checks the ranking on the othe
 labels cannot rank the turns on held-out frames, the images (or the encoder) are the limit; if it can, the TD
 warm-up's data and targets are. Needs the ShieldVLA part-1 outputs (``dvc repro rollouts``): run from a clone that has
 them. ``--frozen``: the BC policy's encoder frozen (features computed once), else fine-tuned as the stage does.
+Stop 40 (the same file): ``--extra N`` jittered rendered states, ``--episodes N`` new BC rollouts, ``--centred``
+car-centred frames (``dubins_frames.py``); the held-out frames are always the stage's own.
 
     python experiments/critic_distill_images.py --steps 3000 [--frozen]   # -> experiments/results/critic_distill_images.json
+    python experiments/critic_distill_images.py --steps 500 1500 3000 --episodes 768
 """
 
 from __future__ import annotations
