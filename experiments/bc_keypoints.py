@@ -30,7 +30,6 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     import torch
-    from encoder_readout import KeypointImageEncoder
 
     from embodied_safety.config.bc_policy import BCPolicyConfig
     from embodied_safety.config.params import load_params
@@ -38,6 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.shield.envs import ENVS, env_factories
     from embodied_safety.shield.policy.dagger import batch_expert, dagger
     from embodied_safety.shield.policy.demos import DemoSet, episode_seeds, scripted_expert
+    from embodied_safety.shield.policy.keypoints import KeypointImageEncoder
     from embodied_safety.shield.policy.rollouts import evaluate_policy
     from embodied_safety.shield.policy.visuomotor import policy_for_env
     from embodied_safety.threads import set_torch_threads

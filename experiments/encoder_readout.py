@@ -6,7 +6,7 @@ own frames to 0.03: a fully connected layer over positions must learn the tick's
 place in the frame, and on a rollout the heading is a function of the place. A spatial-softmax head (Levine et al.
 2016, "End-to-end training of deep visuomotor policies"; robomimic's default) replaces the flatten: each channel
 becomes the expected (x, y) of its activation — a keypoint, read by the same weights wherever the car is — plus the
-channel's global max. This trains both encoders **from scratch** on the same frames and targets and reports the
+channel's global max (``shield/policy/keypoints.py``). This trains both encoders **from scratch** on the same frames and targets and reports the
 held-out error:
 
 * ``--target heading``: regress (cos θ, sin θ) of the frame's state; held-out median angular error;
@@ -34,47 +34,12 @@ import torch
 from torch import Tensor, nn
 
 
-class SpatialSoftmax(nn.Module):
-    """[B, C, H, W] -> [B, 2C] expected (x, y) in [-1, 1] of each channel's softmax over positions (learned temperature)."""
-
-    def __init__(self, height: int, width: int) -> None:
-        super().__init__()
-        ys, xs = torch.meshgrid(torch.linspace(-1, 1, height), torch.linspace(-1, 1, width), indexing="ij")
-        self.register_buffer("grid", torch.stack([xs.reshape(-1), ys.reshape(-1)], dim=1), persistent=False)  # [HW, 2]
-        self.log_temp = nn.Parameter(torch.zeros(()))
-
-    def forward(self, x: Tensor) -> Tensor:
-        b, c = x.shape[:2]
-        attn = torch.softmax(x.reshape(b, c, -1) / self.log_temp.exp(), dim=-1)  # [B, C, HW]
-        return (attn @ self.grid).reshape(b, 2 * c)
-
-
-class KeypointImageEncoder(nn.Module):
-    """uint8 [B, H, W, 3] -> conv 4×4/2, 3×3/2, 3×3/1 -> [spatial-softmax keypoints ⊕ global max] -> Linear/ReLU."""
-
-    def __init__(self, size: tuple[int, int] = (84, 84), channels: tuple[int, int, int] = (32, 64, 32),
-                 dim: int = 256) -> None:
-        super().__init__()
-        self.size = tuple(size)
-        c1, c2, c3 = channels
-        self.conv = nn.Sequential(nn.Conv2d(3, c1, 4, stride=2), nn.ReLU(), nn.Conv2d(c1, c2, 3, stride=2), nn.ReLU(),
-                                  nn.Conv2d(c2, c3, 3, stride=1))
-        with torch.no_grad():
-            h, w = self.conv(torch.zeros(1, 3, *self.size)).shape[-2:]
-        self.keypoints = SpatialSoftmax(int(h), int(w))
-        self.fc = nn.Sequential(nn.Linear(3 * c3, dim), nn.ReLU())
-
-    def forward(self, images: Tensor) -> Tensor:
-        x = images.permute(0, 3, 1, 2).float().div_(127.5).sub_(1.0)
-        m = self.conv(x)
-        return self.fc(torch.cat([self.keypoints(m), m.amax(dim=(2, 3))], dim=1))
-
-
 class FreshEncoder(nn.Module):
     """The policy encoder's interface ((frames, instructions) -> features) over a fresh image encoder and text bag."""
 
     def __init__(self, arch: str, config: Any) -> None:
         super().__init__()
+        from embodied_safety.shield.policy.keypoints import KeypointImageEncoder
         from embodied_safety.shield.policy.visuomotor import ImageEncoder, InstructionEncoder
 
         self.image = (KeypointImageEncoder(config.image_size, dim=config.image_dim) if arch == "keypoints"
