@@ -39,15 +39,16 @@ def test_a_shifted_mark_moves_the_keypoints_but_not_the_channel_maxima() -> None
     torch.manual_seed(0)
     enc = KeypointImageEncoder()
     with torch.no_grad():
-        a = enc.conv(_frame(40, 40).permute(0, 3, 1, 2).float() / 127.5 - 1)
-        b = enc.conv(_frame(40, 48).permute(0, 3, 1, 2).float() / 127.5 - 1)  # 8 px = 2 cells of the stride-4 map
+        a = enc.feature_map(_frame(40, 40).permute(0, 3, 1, 2).float() / 127.5 - 1)
+        b = enc.feature_map(_frame(40, 48).permute(0, 3, 1, 2).float() / 127.5 - 1)  # 8 px = 2 cells of the stride-4 map
     # the convolution is shared across positions: the same mark gives the same responses, two cells over
     torch.testing.assert_close(a[..., :, 8:14], b[..., :, 10:16])
     torch.testing.assert_close(a.amax(dim=(2, 3)), b.amax(dim=(2, 3)))
     # at a low temperature a channel that fires hardest at the mark puts its keypoint there: it moves two cells right
-    enc.keypoints.log_temp.data.fill_(-8.0)
+    pool = enc.conv[-1].keypoints
+    pool.log_temp.data.fill_(-8.0)
     with torch.no_grad():
-        kp_a, kp_b = enc.keypoints(a).reshape(-1, 2), enc.keypoints(b).reshape(-1, 2)
+        kp_a, kp_b = pool(a).reshape(-1, 2), pool(b).reshape(-1, 2)
     hot = a.amax(dim=(2, 3))[0] > a[0, :, 0, 0] + 0.01  # the background is uniform: its response is any corner's
     assert hot.sum() >= 2
     step = 2.0 / (a.shape[-1] - 1)
