@@ -96,7 +96,6 @@ def main(argv: list[str] | None = None) -> None:
     aux_y = state_targets(all_states)
     encoder = FreshEncoder(args.arch, data.policy.config)
     aux_head = nn.Sequential(nn.Linear(encoder.dim, 256), nn.ReLU(), nn.Linear(256, 4))
-    params = [*encoder.parameters(), *aux_head.parameters()]
     critic = trainer = labels = grid = None
     if args.target == "q":
         grid = np.linspace(-U_MAX, U_MAX, ccfg.candidates)
@@ -105,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
         trainer = CriticTrainer(critic)
         opt = torch.optim.Adam(aux_head.parameters(), lr=args.lr)
     else:
-        opt = torch.optim.Adam(params, lr=args.lr)
+        opt = torch.optim.Adam([*encoder.parameters(), *aux_head.parameters()], lr=args.lr)
     near = (state_margins(states) >= 0.0) & (state_margins(states) <= 0.35)
     gen = np.random.default_rng(args.seed + 1)
     rows: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.is_file() else []
