@@ -43,6 +43,7 @@ from torch import Tensor, nn
 
 from ...io import replace_dir, scratch_dir, write_json
 from .exits import exit_mask
+from .state_aux import PoseAux
 
 CONFIG_FILE = "critic.json"
 WEIGHTS_FILE = "critic.safetensors"
@@ -137,10 +138,23 @@ class CriticConfig:
     #: App. A's max over ``a'``, taken over the policy mean and a grid (the HJ value: the selective gate)
     target: Literal["policy_mean", "best"] = "policy_mean"
     candidates: int = 9  # grid points per action dimension for ``target: best`` (and the recovery action)
+    #: the critic's image encoder: ``policy`` = App. D.1, a copy of the policy's (Nature-DQN) encoder; ``keypoints``
+    #: = a fresh :class:`~embodied_safety.shield.policy.keypoints.KeypointImageEncoder` beside a copy of the policy's
+    #: instruction encoder (Dubins-VL: the policy's encoder does not read the heading on new episodes, "Stop 41")
+    encoder: Literal["policy", "keypoints"] = "policy"
+    #: weight of the warm-up's auxiliary pose regression (:mod:`.state_aux`; Dubins-VL, whose frames' states are
+    #: replayed); 0 = off
+    pose_aux: float = 0.0
+    #: jittered rendered states beside the replay's frames for the pose regression (:func:`.state_aux.jittered_states`)
+    pose_aux_states: int = 0
 
     def __post_init__(self) -> None:
         if self.target not in ("policy_mean", "best"):
             raise ValueError(f"critic target {self.target!r}: expected policy_mean | best")
+        if self.encoder not in ("policy", "keypoints"):
+            raise ValueError(f"critic encoder {self.encoder!r}: expected policy | keypoints")
+        if self.pose_aux < 0 or self.pose_aux_states < 0:
+            raise ValueError(f"critic pose_aux {self.pose_aux} / pose_aux_states {self.pose_aux_states}: must be >= 0")
         if self.candidates < 2:
             raise ValueError(f"critic candidates {self.candidates}: need at least 2 grid points (the bounds)")
 
@@ -190,8 +204,11 @@ class SafetyCritic(nn.Module):
     @classmethod
     def from_policy(cls, policy: Any, config: CriticConfig) -> SafetyCritic:
         """App. D: an independent module initialised from the policy's encoder, on the policy's device (the
-        new head is initialised on the CPU, so its weights do not depend on the device)."""
+        new head is initialised on the CPU, so its weights do not depend on the device); with ``encoder:
+        keypoints`` its image part is a fresh keypoint encoder of the same output width."""
         encoder = copy.deepcopy(policy.encoder)
+        if config.encoder == "keypoints":
+            encoder.image = keypoint_image_encoder(policy.config)
         return cls(encoder, int(policy.feature_dim), policy.action_low, policy.action_high, config).to(policy.device)
 
     @property
@@ -246,6 +263,13 @@ class SafetyCritic(nn.Module):
         return replace_dir(tmp, path)
 
 
+def keypoint_image_encoder(policy_config: Any) -> nn.Module:
+    """A fresh keypoint image encoder with the policy's input size and image feature width."""
+    from ..policy.keypoints import KeypointImageEncoder
+
+    return KeypointImageEncoder(tuple(policy_config.image_size), dim=int(policy_config.image_dim))
+
+
 def load_critic(path: str | os.PathLike[str], policy_config: Any) -> SafetyCritic:
     """Rebuild a saved critic; its encoder has the architecture of ``policy_config`` (a ``PolicyConfig``)."""
     from safetensors.torch import load_file
@@ -254,8 +278,11 @@ def load_critic(path: str | os.PathLike[str], policy_config: Any) -> SafetyCriti
 
     path = Path(path)
     meta = json.loads((path / CONFIG_FILE).read_text())
-    critic = SafetyCritic(Encoder(policy_config), int(meta["feature_dim"]), meta["action_low"],
-                          meta["action_high"], CriticConfig.from_json(meta["critic"]))
+    config = CriticConfig.from_json(meta["critic"])
+    encoder = Encoder(policy_config)
+    if config.encoder == "keypoints":
+        encoder.image = keypoint_image_encoder(policy_config)
+    critic = SafetyCritic(encoder, int(meta["feature_dim"]), meta["action_low"], meta["action_high"], config)
     critic.load_state_dict(load_file(str(path / WEIGHTS_FILE)), strict=True)
     return critic.eval()
 
@@ -440,6 +467,13 @@ class CriticTrainer:
 # the BC warm-up
 
 
+def transition_frames(frame_episode: np.ndarray) -> np.ndarray:
+    """The frame index of each transition's ``o`` in :func:`replay_from_rollouts`' buffer order (its ``o'`` is the
+    next frame): every frame but its episode's last."""
+    ep = np.asarray(frame_episode)
+    return np.flatnonzero(ep[:-1] == ep[1:])
+
+
 def replay_from_rollouts(rollouts: Any, margins: np.ndarray, max_steps: int, capacity: int | None = None,
                          seed: int = 0, exit_margin: float | None = None) -> ReplayBuffer:
     """Transitions ``(o_t, a_t, ℓ(o_t), o_{t+1}, ℓ(o_{t+1}), terminated)`` of a :class:`~embodied_safety.shield.policy.rollouts.RolloutSet`
@@ -448,10 +482,8 @@ def replay_from_rollouts(rollouts: Any, margins: np.ndarray, max_steps: int, cap
     ``exit_margin``: where a termination was not a success (Dubins-VL: the car left the workspace), the final
     frame's margin is capped at this value (``PPOConfig.exit_is_failure``)."""
     ep = np.asarray(rollouts.frame_episode)
-    nxt = np.arange(1, len(ep))
-    cur = nxt - 1
-    keep = ep[cur] == ep[nxt]
-    cur, nxt = cur[keep], nxt[keep]
+    cur = transition_frames(ep)
+    nxt = cur + 1
     last = np.r_[ep[1:] != ep[:-1], True]  # the final frame of each episode
     lengths = np.asarray(rollouts.episode_length)
     terminated = last[nxt] & (lengths[ep[nxt]] < max_steps)
@@ -479,7 +511,8 @@ def _encode(fn: Callable[[Tensor, Sequence[str]], Tensor], frames: np.ndarray, i
 
 def warm_start(trainer: CriticTrainer, buffer: ReplayBuffer, next_action: NextAction, regress_steps: int,
                td_steps: int, log: Callable[[dict[str, float], int], None] | None = None,
-               cache: bool = True) -> list[dict[str, float]]:
+               cache: bool = True, aux: PoseAux | None = None,
+               aux_targets: Tensor | None = None) -> list[dict[str, float]]:
     """The BC warm-up before online training: regress ``Q_s(o, a)`` onto ``ℓ(o)`` (the operator's upper bound:
     every fixed point has ``Q ≤ ℓ``), copy it into the target, then ``td_steps`` Eq. (4) steps on the BC
     policy's own transitions. Without it the gate sees ``Q ≈ 0 < δ`` everywhere for the first ~1/(1-γ)
@@ -491,8 +524,19 @@ def warm_start(trainer: CriticTrainer, buffer: ReplayBuffer, next_action: NextAc
     step. The target critic then reads the online encoder's features of ``o'``: its own encoder is a Polyak
     average of that frozen encoder with itself, the same weights up to float rounding. The batches are the same
     indices from the buffer's generator, so the result is the uncached one's up to float rounding
-    (``cache=False``: every step re-encodes its batch; the baseline of ``benchmarks/safety_critic.py``)."""
+    (``cache=False``: every step re-encodes its batch; the baseline of ``benchmarks/safety_critic.py``).
+
+    ``aux`` (:class:`.state_aux.PoseAux`, with ``aux_targets`` = the pose of each buffer transition's ``o``) adds the
+    pose regression to every step of both phases; it trains the encoder, so it needs ``freeze_encoder: false``."""
     critic, cfg = trainer.critic, trainer.critic.config
+    if aux is not None:
+        if cfg.freeze_encoder or not cache:
+            raise ValueError("the pose regression trains the critic's encoder: it needs freeze_encoder: false "
+                             "and the cached warm-up")
+        if aux_targets is None or len(aux_targets) != buffer.size:
+            raise ValueError(f"aux_targets: one pose per buffer transition ({buffer.size}) is needed")
+        aux_targets = aux_targets.to(critic.device)
+        aux.to(critic.device)
     if not cache:
         return _warm_start_uncached(trainer, buffer, next_action, regress_steps, td_steps, log)
     n, dev = buffer.size, critic.device
@@ -513,16 +557,26 @@ def warm_start(trainer: CriticTrainer, buffer: ReplayBuffer, next_action: NextAc
         return net.embed(torch.from_numpy(buffer.image[idx] if online else buffer.next_image[idx]).to(dev),
                          buffer.instructions(idx))
 
+    def fit(idx: np.ndarray, ti: Tensor, y: Tensor, target: bool) -> tuple[Tensor, dict[str, float]]:
+        f = embed(idx)
+        loss, stats = trainer.fit(f, tensors["action"][ti], y)
+        if aux is not None and aux_targets is not None:
+            pose = aux.loss(critic.encoder, f, aux_targets[ti])
+            loss, stats = loss + pose, {**stats, "pose_loss": float(pose.detach())}
+        trainer.step(loss, target=target)
+        if aux is not None:
+            aux.step()
+        return loss, stats
+
     rows: list[dict[str, float]] = []
     critic.train()
     for i in range(regress_steps):
         idx = buffer.indices(cfg.batch_size)
         ti = torch.from_numpy(idx).to(dev)
-        loss, _ = trainer.fit(embed(idx), tensors["action"][ti], tensors["margin"][ti])
-        trainer.step(loss, target=False)
+        _, stats = fit(idx, ti, tensors["margin"][ti], target=False)
         if (i + 1) % 50 == 0:
             rows.append({"phase": 0.0, "step": float(i + 1),
-                         "critic_loss": float(loss.detach())})
+                         **{k: v for k, v in stats.items() if k in ("critic_loss", "pose_loss")}})
     trainer.target.load_state_dict(critic.state_dict())
     for i in range(td_steps):
         assert a_next is not None
@@ -531,8 +585,7 @@ def warm_start(trainer: CriticTrainer, buffer: ReplayBuffer, next_action: NextAc
         with torch.no_grad():
             y = trainer.target_value(embed(idx, online=False), a_next[ti], tensors["margin"][ti],
                                      tensors["next_margin"][ti], tensors["terminated"][ti])
-        loss, stats = trainer.fit(embed(idx), tensors["action"][ti], y)
-        trainer.step(loss)
+        _, stats = fit(idx, ti, y, target=True)
         if (i + 1) % 50 == 0:
             rows.append({"phase": 1.0, "step": float(regress_steps + i + 1), **stats})
     return _finish(critic, rows, log)

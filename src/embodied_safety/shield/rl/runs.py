@@ -162,8 +162,39 @@ def warm_start_critic(env: str, policy: Any, rs: Any, ell: Any, critic_cfg: Any,
         with torch.no_grad():
             return policy(images, instructions)[0]
 
-    rows = warm_start(trainer, buf, mean_action, warmup["regress"], warmup["td"])
+    aux = pose_aux(env, critic, rs, buf.size, warmup) if critic_cfg.pose_aux > 0 else {}
+    rows = warm_start(trainer, buf, mean_action, warmup["regress"], warmup["td"], **aux)
     return critic, {"warmup": rows[-1:], "transitions": buf.size, "seconds": time.perf_counter() - t0}
+
+
+def pose_aux(env: str, critic: Any, rs: Any, transitions: int, warmup: dict[str, int]) -> dict[str, Any]:
+    """The warm-up's pose regression (:mod:`.state_aux`) for ``critic``: the replayed states of the BC rollouts'
+    frames (:func:`.viability.frame_states`), the pose of each replay transition's ``o``, and
+    ``critic.config.pose_aux_states`` jittered states rendered by Dubins-VL's rasteriser (half a critic batch of
+    them per step). Dubins-VL only, on the
+    rollouts' own replay (the simulator branches have no frame states here)."""
+    import numpy as np
+    import torch
+
+    from ...envs.control.dubins import render_states
+    from .critic import transition_frames
+    from .state_aux import PoseAux, jittered_states, pose_targets
+    from .viability import frame_states
+
+    if env != "dubins":
+        raise ValueError(f"critic pose_aux > 0 needs the frames' simulator states: Dubins-VL only, not {env!r}")
+    if warmup.get("branch_steps", 0) > 0:
+        raise ValueError("critic pose_aux > 0 with warmup.branch_steps > 0: the branch frames have no states here")
+    cfg = critic.config
+    states = frame_states(rs)
+    cur = transition_frames(np.asarray(rs.frame_episode))
+    if len(cur) != transitions:
+        raise ValueError(f"pose_aux: {len(cur)} rollout transitions, the replay has {transitions}")
+    extra, src = jittered_states(states, np.arange(len(states)), cfg.pose_aux_states, seed=0)
+    words = rs.frame_instructions()
+    aux = PoseAux(critic.feature_dim, cfg.pose_aux, torch.as_tensor(render_states(extra)),
+                  [words[k] for k in src], pose_targets(extra), batch=cfg.batch_size // 2, lr=cfg.lr)
+    return {"aux": aux, "aux_targets": pose_targets(states[cur])}
 
 
 def evaluate_conditions(env: str, policy: Any, episodes: int, conds: list[str]) -> dict[str, dict[str, float]]:

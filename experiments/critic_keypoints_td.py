@@ -1,0 +1,148 @@
+"""Experiment (docs/shield_ppo.md, "Stop 42"): the stage's warm-up recipe — regression onto ℓ, then TD on the BC
+rollouts' transitions against Eq. (4) — on a fresh keypoint encoder with the auxiliary state regression of stop 41.
+
+Stop 41 showed that a keypoint critic distilled from the simulator's *exact* HJ action values ranks the two full
+turns as the simulator does on 0.81 ± 0.03 of held-out near-obstacle frames; the stage's critics learn by TD from
+a margin (the calibrated rubric scorer's, or the simulator's ℓ for the reference run) and sat at chance (0.44-0.54)
+with the policy's Nature-DQN encoder. This asks whether TD from a margin gets there with the better encoder:
+
+* the critic: ``SafetyCritic`` over ``FreshEncoder(arch)`` with the stage's Dubins-VL critic config (``target``
+  overridable), trained on the transitions of 4/5 of the BC rollout episodes (``replay_from_rollouts``, exits capped
+  as in the stage), ``--regress`` steps regressing ``Q(o, a)`` onto ``ℓ(o)``, then ``--td`` Eq. (4) steps with the
+  Polyak target (the stage's ``warm_start`` loop, here with the encoder fine-tuned every step);
+* ``--aux W``: W × the (cos θ, sin θ, x, y) regression on the batch's frames and on a batch of ``--extra`` jittered
+  rendered states (``dubins_frames.jittered``), every step of both phases;
+* reported at each checkpoint: the turn ranking on held-out and training near-obstacle frames
+  (``gate_check.frame_turn_agreement``), and the gate's flagged fractions on all rollout frames against the
+  unrecoverable rate (``gate_check.infeasible_fractions``), as the stage's check reports them.
+
+    python experiments/critic_keypoints_td.py --margin rubric --target best --td 1000 2000 3000 --aux 1 --extra 30000
+    # -> experiments/results/critic_keypoints_td.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--arch", choices=["dqn", "keypoints"], default="keypoints")
+    ap.add_argument("--margin", choices=["rubric", "gt"], default="rubric")
+    ap.add_argument("--target", choices=["policy_mean", "best"], default="best")
+    ap.add_argument("--regress", type=int, default=1000)
+    ap.add_argument("--td", type=int, nargs="+", default=[1000, 2000, 3000], help="TD-step checkpoints")
+    ap.add_argument("--aux", type=float, default=1.0)
+    ap.add_argument("--aux-batch", type=int, default=128)
+    ap.add_argument("--extra", type=int, default=30000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=Path("experiments/results/critic_keypoints_td.json"))
+    args = ap.parse_args(argv)
+
+    from dubins_frames import jittered, load
+    from encoder_readout import FreshEncoder, state_targets
+
+    from embodied_safety.config.params import load_params
+    from embodied_safety.config.rubric_label import RubricLabelConfig
+    from embodied_safety.envs.control.dubins import render_states
+    from embodied_safety.io import write_json
+    from embodied_safety.shield.rl.critic import CriticTrainer, SafetyCritic, replay_from_rollouts
+    from embodied_safety.shield.rl.exits import EXIT_MARGIN
+    from embodied_safety.shield.rl.gate_check import frame_turn_agreement, infeasible_fractions
+    from embodied_safety.shield.rl.runs import MAX_STEPS, EnvInputs, rollout_margins
+    from embodied_safety.shield.rl.viability import unrecoverable
+    from flows._shield import BC, CALIBRATION, ROLLOUTS
+    from tasks.shield_ppo import _margin_source
+
+    torch.manual_seed(args.seed)
+    data = load(args.seed)
+    states, frames, words, test, policy = data.states, data.frames, list(data.words), data.test, data.policy
+    ccfg = dataclasses.replace(data.critic_config, target=args.target, freeze_encoder=False)
+    inputs = EnvInputs("dubins", BC / "dubins", ROLLOUTS / "dubins" / "rollouts.npz", CALIBRATION / "dubins")
+    rs, ell = rollout_margins(_margin_source(inputs, args.margin, load_params("rubric_label", RubricLabelConfig)),
+                              inputs.rollouts)
+    buf = replay_from_rollouts(rs, ell, MAX_STEPS["dubins"], exit_margin=EXIT_MARGIN)
+    ep = np.asarray(rs.frame_episode)
+    cur = np.flatnonzero(ep[:-1] == ep[1:])  # the buffer's i-th transition starts at frame cur[i]
+    assert len(cur) == buf.size
+    train_tr = np.flatnonzero(~test[cur])
+    n = buf.size
+    t = {k: torch.from_numpy(getattr(buf, k)[:n]) for k in ("action", "margin", "next_margin", "terminated")}
+    img, nimg = torch.from_numpy(buf.image[:n]), torch.from_numpy(buf.next_image[:n])
+    tw = buf.instructions(np.arange(n))
+    with torch.no_grad():
+        a_next = torch.cat([policy(nimg[i:i + 1024], tw[i:i + 1024])[0] for i in range(0, n, 1024)])
+
+    aux_y = state_targets(states)
+    extra, src = jittered(states, np.flatnonzero(~test), args.extra, args.seed) if args.extra else (states[:0], [])
+    x_frames = torch.as_tensor(render_states(extra)) if args.extra else None
+    x_words = [words[k] for k in src]
+    x_y = state_targets(extra) if args.extra else None
+
+    encoder = FreshEncoder(args.arch, policy.config)
+    critic = SafetyCritic(encoder, encoder.dim, policy.action_low, policy.action_high, ccfg)
+    trainer = CriticTrainer(critic)
+    aux_head = nn.Sequential(nn.Linear(encoder.dim, 256), nn.ReLU(), nn.Linear(256, 4))
+    aux_opt = torch.optim.Adam(aux_head.parameters(), lr=ccfg.lr)
+    gen = np.random.default_rng(args.seed + 1)
+    lost = unrecoverable(states)
+
+    def aux_loss(f: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return ((aux_head(f) - y) ** 2).sum(dim=1).mean()
+
+    def step(idx: np.ndarray, y: torch.Tensor | None) -> float:
+        """One step: Q(o, a) onto ``y`` (None: onto ℓ(o)), plus the auxiliary regression."""
+        f = critic.embed(img[idx], [tw[i] for i in idx])
+        loss, _ = trainer.fit(f, t["action"][idx], t["margin"][idx] if y is None else y)
+        if args.aux:
+            loss = loss + args.aux * aux_loss(f, aux_y[cur[idx]])
+            if x_frames is not None:
+                j = gen.integers(0, len(extra), args.aux_batch)
+                loss = loss + args.aux * aux_loss(critic.embed(x_frames[j], [x_words[k] for k in j]), x_y[j])
+        aux_opt.zero_grad()
+        trainer.step(loss, target=y is not None)
+        aux_opt.step()
+        return float(loss.detach())
+
+    rows: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.is_file() else []
+    t0 = time.perf_counter()
+    critic.train()
+    for _ in range(args.regress):
+        step(gen.choice(train_tr, ccfg.batch_size), None)
+    trainer.target.load_state_dict(critic.state_dict())
+    done = 0
+    for stop in sorted(args.td):
+        critic.train()
+        for _ in range(stop - done):
+            idx = gen.choice(train_tr, ccfg.batch_size)
+            with torch.no_grad():
+                nf = trainer.target.embed(nimg[idx], [tw[i] for i in idx])
+                y = trainer.target_value(nf, a_next[idx], t["margin"][idx], t["next_margin"][idx],
+                                         t["terminated"][idx])
+            loss = step(idx, y)
+        done = stop
+        critic.eval()
+        row: dict[str, Any] = {"arch": args.arch, "margin": args.margin, "target": args.target, "aux": args.aux,
+                               "extra": args.extra, "regress": args.regress, "td": stop, "seed": args.seed,
+                               "train_s": time.perf_counter() - t0, "loss": loss}
+        for name, mask in (("train", ~test), ("test", test)):
+            ix = np.flatnonzero(mask)
+            res = frame_turn_agreement(critic, frames[ix], [words[k] for k in ix], states[ix])
+            row |= {f"{name}_{k}": v for k, v in res.items()}
+        row |= infeasible_fractions(critic, policy, frames, words, ell, np.asarray(rs.cost), 0.2, lost=lost)
+        rows.append(row)
+        write_json(args.out, rows)
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
