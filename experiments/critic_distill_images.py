@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     import torch
-    from dubins_frames import load
+    from dubins_frames import load, with_jittered
 
     from embodied_safety.envs.control.dubins import U_MAX
     from embodied_safety.io import write_json
@@ -61,19 +61,10 @@ def main(argv: list[str] | None = None) -> None:
     labels = torch.as_tensor(action_values(states, grid), dtype=torch.float32)  # [N, 9]
     label_s = time.perf_counter() - t0
     test = data.test
-    train_idx = np.flatnonzero(~test)
-    all_states = states
+    frames, words, train_idx, all_states = with_jittered(states, frames, words, np.flatnonzero(~test), args.extra,
+                                                         args.seed)
     if args.extra:
-        from dubins_frames import jittered
-
-        from embodied_safety.envs.control.dubins import render_states as render
-
-        extra, src = jittered(states, train_idx, args.extra, args.seed)
-        labels = torch.cat([labels, torch.as_tensor(action_values(extra, grid), dtype=torch.float32)])
-        frames = torch.cat([frames, torch.as_tensor(render(extra))])
-        words = [*words, *(words[k] for k in src)]
-        train_idx = np.concatenate([train_idx, len(states) + np.arange(len(src))])
-        all_states = np.concatenate([states, extra])
+        labels = torch.cat([labels, torch.as_tensor(action_values(all_states[len(states):], grid), dtype=torch.float32)])
         label_s = time.perf_counter() - t0
     if args.episodes:
         from dubins_frames import more_episodes

@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     from dubins_frames import jittered, load
-    from encoder_readout import FreshEncoder, state_targets
+    from encoder_readout import FreshEncoder
 
     from embodied_safety.config.params import load_params
     from embodied_safety.config.rubric_label import RubricLabelConfig
@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.shield.rl.exits import EXIT_MARGIN
     from embodied_safety.shield.rl.gate_check import frame_turn_agreement, infeasible_fractions
     from embodied_safety.shield.rl.runs import MAX_STEPS, EnvInputs, rollout_margins
+    from embodied_safety.shield.rl.state_aux import pose_targets
     from embodied_safety.shield.rl.viability import unrecoverable
     from flows._shield import BC, CALIBRATION, ROLLOUTS
     from tasks.shield_ppo import _margin_source
@@ -82,11 +83,11 @@ def main(argv: list[str] | None = None) -> None:
     with torch.no_grad():
         a_next = torch.cat([policy(nimg[i:i + 1024], tw[i:i + 1024])[0] for i in range(0, n, 1024)])
 
-    aux_y = state_targets(states)
+    aux_y = pose_targets(states)
     extra, src = jittered(states, np.flatnonzero(~test), args.extra, args.seed) if args.extra else (states[:0], [])
     x_frames = torch.as_tensor(render_states(extra)) if args.extra else None
     x_words = [words[k] for k in src]
-    x_y = state_targets(extra) if args.extra else None
+    x_y = pose_targets(extra) if args.extra else None
 
     encoder = FreshEncoder(args.arch, policy.config)
     critic = SafetyCritic(encoder, encoder.dim, policy.action_low, policy.action_high, ccfg)

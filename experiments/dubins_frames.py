@@ -46,16 +46,26 @@ def load(seed: int, frozen: bool = False) -> DubinsFrames:
 
 def jittered(states: np.ndarray, train_idx: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``n`` extra states near the training frames' (position σ 0.05, heading σ 0.3 rad; half of them from frames
-    with ℓ ≤ 0.5), and the index of the frame each came from (its instruction)."""
-    from embodied_safety.shield.rl.viability import state_margins
+    with ℓ ≤ 0.5), and the index of the frame each came from (its instruction): the stage's
+    :func:`~embodied_safety.shield.rl.state_aux.jittered_states`."""
+    from embodied_safety.shield.rl.state_aux import jittered_states
 
-    jit = np.random.default_rng(seed + 7)
-    near_idx = train_idx[state_margins(states[train_idx]) <= 0.5]
-    src = np.concatenate([jit.choice(train_idx, n - n // 2), jit.choice(near_idx, n // 2)])
-    extra = states[src].copy()
-    extra[:, :2] = np.clip(extra[:, :2] + jit.normal(0.0, 0.05, (len(src), 2)), -0.98, 0.98)
-    extra[:, 2] += jit.normal(0.0, 0.3, len(src))
-    return extra, src
+    return jittered_states(states, train_idx, n, seed)
+
+
+def with_jittered(states: np.ndarray, frames: Any, words: list[str], train_idx: np.ndarray, n: int,
+                  seed: int) -> tuple[Any, list[str], np.ndarray, np.ndarray]:
+    """The training set grown by ``n`` :func:`jittered` states rendered by Dubins-VL's rasteriser: (frames, words,
+    training indices, states of every frame); the new frames come after the rollout frames (``n = 0``: as given)."""
+    import torch
+
+    from embodied_safety.envs.control.dubins import render_states
+
+    if not n:
+        return frames, list(words), train_idx, states
+    extra, src = jittered(states, train_idx, n, seed)
+    return (torch.cat([frames, torch.as_tensor(render_states(extra))]), [*words, *(words[k] for k in src)],
+            np.concatenate([train_idx, len(states) + np.arange(len(src))]), np.concatenate([states, extra]))
 
 
 def centred(frames: Any, states: np.ndarray, outside: tuple[int, int, int] = (0, 0, 0)) -> Any:

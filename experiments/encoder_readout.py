@@ -51,12 +51,6 @@ class FreshEncoder(nn.Module):
         return torch.cat([self.image(images), self.text(list(instructions))], dim=-1)
 
 
-def state_targets(states: np.ndarray) -> Tensor:
-    """(cos θ, sin θ, x, y) of each state: the heading/position the auxiliary head regresses."""
-    return torch.as_tensor(np.column_stack([np.cos(states[:, 2]), np.sin(states[:, 2]), states[:, 0], states[:, 1]]),
-                           dtype=torch.float32)
-
-
 def heading_error(pred: np.ndarray, states: np.ndarray) -> np.ndarray:
     return np.abs(np.angle(np.exp(1j * (np.arctan2(pred[:, 1], pred[:, 0]) - states[:, 2]))))
 
@@ -74,26 +68,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=Path("experiments/results/encoder_readout.json"))
     args = ap.parse_args(argv)
 
-    from dubins_frames import jittered, load
+    from dubins_frames import load, with_jittered
 
-    from embodied_safety.envs.control.dubins import U_MAX, render_states
+    from embodied_safety.envs.control.dubins import U_MAX
     from embodied_safety.io import write_json
     from embodied_safety.shield.rl.critic import CriticTrainer, SafetyCritic
     from embodied_safety.shield.rl.gate_check import frame_turn_agreement
+    from embodied_safety.shield.rl.state_aux import pose_targets
     from embodied_safety.shield.rl.viability import action_values, state_margins
 
     torch.manual_seed(args.seed)
     data = load(args.seed)
     states, frames, words, ccfg, test = data.states, data.frames, list(data.words), data.critic_config, data.test
-    train_idx = np.flatnonzero(~test)
-    all_states = states
-    if args.extra:
-        extra, src = jittered(states, train_idx, args.extra, args.seed)
-        frames = torch.cat([frames, torch.as_tensor(render_states(extra))])
-        words = [*words, *(words[k] for k in src)]
-        train_idx = np.concatenate([train_idx, len(states) + np.arange(len(src))])
-        all_states = np.concatenate([states, extra])
-    aux_y = state_targets(all_states)
+    frames, words, train_idx, all_states = with_jittered(states, frames, words, np.flatnonzero(~test), args.extra,
+                                                         args.seed)
+    aux_y = pose_targets(all_states)
     encoder = FreshEncoder(args.arch, data.policy.config)
     aux_head = nn.Sequential(nn.Linear(encoder.dim, 256), nn.ReLU(), nn.Linear(256, 4))
     critic = trainer = labels = grid = None

@@ -33,33 +33,22 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     import torch
-    from dubins_frames import load
+    from dubins_frames import load, with_jittered
     from torch import nn
 
     from embodied_safety.io import write_json
     from embodied_safety.shield.rl.critic import SafetyCritic
+    from embodied_safety.shield.rl.state_aux import pose_targets
     from embodied_safety.shield.rl.viability import state_margins
 
     torch.manual_seed(args.seed)
     data = load(args.seed, frozen=args.frozen)
     states, frames, words, ccfg, test = data.states, data.frames, data.words, data.critic_config, data.test
     critic = SafetyCritic.from_policy(data.policy, ccfg)
-    target = torch.as_tensor(np.column_stack([np.cos(states[:, 2]), np.sin(states[:, 2])]), dtype=torch.float32)
     near = (state_margins(states) >= 0.0) & (state_margins(states) <= 0.35)
-    train_idx = np.flatnonzero(~test)
-    all_states = states
-    if args.extra:
-        from dubins_frames import jittered
-
-        from embodied_safety.envs.control.dubins import render_states
-
-        extra, src = jittered(states, train_idx, args.extra, args.seed)
-        frames = torch.cat([frames, torch.as_tensor(render_states(extra))])
-        words = [*words, *(words[k] for k in src)]
-        target = torch.cat([target, torch.as_tensor(np.column_stack([np.cos(extra[:, 2]), np.sin(extra[:, 2])]),
-                                                    dtype=torch.float32)])
-        train_idx = np.concatenate([train_idx, len(states) + np.arange(len(src))])
-        all_states = np.concatenate([states, extra])
+    frames, words, train_idx, all_states = with_jittered(states, frames, words, np.flatnonzero(~test), args.extra,
+                                                         args.seed)
+    target = pose_targets(all_states)[:, :2]  # (cos θ, sin θ)
 
     def embed(idx: np.ndarray) -> Any:
         return critic.embed(frames[idx], [words[k] for k in idx])
