@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     from dubins_frames import jittered, load
-    from encoder_readout import FreshEncoder
+    from encoder_readout import FreshEncoder, heading_error
 
     from embodied_safety.config.params import load_params
     from embodied_safety.config.rubric_label import RubricLabelConfig
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.shield.rl.gate_check import frame_turn_agreement, infeasible_fractions
     from embodied_safety.shield.rl.runs import MAX_STEPS, EnvInputs, rollout_margins
     from embodied_safety.shield.rl.state_aux import pose_targets
-    from embodied_safety.shield.rl.viability import unrecoverable
+    from embodied_safety.shield.rl.viability import state_margins, unrecoverable
     from flows._shield import BC, CALIBRATION, ROLLOUTS
     from tasks.shield_ppo import _margin_source
 
@@ -135,10 +135,17 @@ def main(argv: list[str] | None = None) -> None:
         row: dict[str, Any] = {"arch": args.arch, "margin": args.margin, "target": args.target, "aux": args.aux,
                                "extra": args.extra, "regress": args.regress, "td": stop, "seed": args.seed,
                                "train_s": time.perf_counter() - t0, "loss": loss}
+        with torch.no_grad():  # the auxiliary head's heading error (rows from the stop-42 rubric run lack it)
+            pose = torch.cat([aux_head(critic.embed(frames[i:i + 1024], words[i:i + 1024]))
+                              for i in range(0, len(frames), 1024)]).numpy()
+        err = heading_error(pose, states)
+        near = (state_margins(states) >= 0.0) & (state_margins(states) <= 0.35)
         for name, mask in (("train", ~test), ("test", test)):
             ix = np.flatnonzero(mask)
             res = frame_turn_agreement(critic, frames[ix], [words[k] for k in ix], states[ix])
             row |= {f"{name}_{k}": v for k, v in res.items()}
+            row |= {f"{name}_heading_median_rad": float(np.median(err[mask])),
+                    f"{name}_near_heading_median_rad": float(np.median(err[mask & near]))}
         row |= infeasible_fractions(critic, policy, frames, words, ell, np.asarray(rs.cost), 0.2, lost=lost)
         rows.append(row)
         write_json(args.out, rows)
