@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--aux-batch", type=int, default=128)
     ap.add_argument("--extra", type=int, default=30000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--branch-steps", type=int, default=0, help="simulator branches in the replay (the stage's "
+                    "shield_ppo.warmup.branch_steps; their transitions' poses are the branch states)")
+    ap.add_argument("--branch-every", type=int, default=3)
     ap.add_argument("--out", type=Path, default=Path("experiments/results/critic_keypoints_td.json"))
     args = ap.parse_args(argv)
 
@@ -69,13 +72,27 @@ def main(argv: list[str] | None = None) -> None:
     states, frames, words, test, policy = data.states, data.frames, list(data.words), data.test, data.policy
     ccfg = dataclasses.replace(data.critic_config, target=args.target, freeze_encoder=False)
     inputs = EnvInputs("dubins", BC / "dubins", ROLLOUTS / "dubins" / "rollouts.npz", CALIBRATION / "dubins")
-    rs, ell = rollout_margins(_margin_source(inputs, args.margin, load_params("rubric_label", RubricLabelConfig)),
-                              inputs.rollouts)
-    buf = replay_from_rollouts(rs, ell, MAX_STEPS["dubins"], exit_margin=EXIT_MARGIN)
+    source = _margin_source(inputs, args.margin, load_params("rubric_label", RubricLabelConfig))
+    rs, ell = rollout_margins(source, inputs.rollouts)
     ep = np.asarray(rs.frame_episode)
-    cur = np.flatnonzero(ep[:-1] == ep[1:])  # the buffer's i-th transition starts at frame cur[i]
-    assert len(cur) == buf.size
-    train_tr = np.flatnonzero(~test[cur])
+    cur = np.flatnonzero(ep[:-1] == ep[1:])  # the buffer's i-th rollout transition starts at frame cur[i]
+    origin, pose_states = cur, states[cur]  # each transition's rollout frame (for the split) and the state of its o
+    if args.branch_steps:
+        from embodied_safety.envs.control.dubins import U_MAX
+        from embodied_safety.shield.rl.sim_branches import branched_replay, branches
+
+        buf = branched_replay(rs, ell, source, MAX_STEPS["dubins"], args.branch_steps, args.branch_every,
+                              exit_margin=EXIT_MARGIN)
+        pick = np.arange(0, len(states), args.branch_every)
+        b = branches(states[pick], np.array([-U_MAX, 0.0, U_MAX]), exit_is_failure=True, steps=args.branch_steps)
+        origin = np.concatenate([cur, pick[b["origin"]]])  # the same branches, in the order branched_replay adds them
+        pose_states = np.concatenate([pose_states, b["image"].astype(np.float64)])
+        k = len(cur) + np.arange(0, len(b["origin"]), 997)  # spot check: a branch frame is its state's rendering
+        assert np.array_equal(buf.image[k], render_states(pose_states[k]))
+    else:
+        buf = replay_from_rollouts(rs, ell, MAX_STEPS["dubins"], exit_margin=EXIT_MARGIN)
+    assert len(origin) == buf.size
+    train_tr = np.flatnonzero(~test[origin])
     n = buf.size
     t = {k: torch.from_numpy(getattr(buf, k)[:n]) for k in ("action", "margin", "next_margin", "terminated")}
     img, nimg = torch.from_numpy(buf.image[:n]), torch.from_numpy(buf.next_image[:n])
@@ -83,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     with torch.no_grad():
         a_next = torch.cat([policy(nimg[i:i + 1024], tw[i:i + 1024])[0] for i in range(0, n, 1024)])
 
-    aux_y = pose_targets(states)
+    aux_y = pose_targets(pose_states)  # per buffer transition
     extra, src = jittered(states, np.flatnonzero(~test), args.extra, args.seed) if args.extra else (states[:0], [])
     x_frames = torch.as_tensor(render_states(extra)) if args.extra else None
     x_words = [words[k] for k in src]
@@ -105,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
         f = critic.embed(img[idx], [tw[i] for i in idx])
         loss, _ = trainer.fit(f, t["action"][idx], t["margin"][idx] if y is None else y)
         if args.aux:
-            loss = loss + args.aux * aux_loss(f, aux_y[cur[idx]])
+            loss = loss + args.aux * aux_loss(f, aux_y[idx])
             if x_frames is not None:
                 j = gen.integers(0, len(extra), args.aux_batch)
                 loss = loss + args.aux * aux_loss(critic.embed(x_frames[j], [x_words[k] for k in j]), x_y[j])
@@ -134,6 +151,7 @@ def main(argv: list[str] | None = None) -> None:
         critic.eval()
         row: dict[str, Any] = {"arch": args.arch, "margin": args.margin, "target": args.target, "aux": args.aux,
                                "extra": args.extra, "regress": args.regress, "td": stop, "seed": args.seed,
+                               "branch_steps": args.branch_steps, "transitions": int(n),
                                "train_s": time.perf_counter() - t0, "loss": loss}
         with torch.no_grad():  # the auxiliary head's heading error (rows from the stop-42 rubric run lack it)
             pose = torch.cat([aux_head(critic.embed(frames[i:i + 1024], words[i:i + 1024]))
