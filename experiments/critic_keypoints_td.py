@@ -11,7 +11,7 @@ with the policy's Nature-DQN encoder. This asks whether TD from a margin gets th
   as in the stage), ``--regress`` steps regressing ``Q(o, a)`` onto ``ℓ(o)``, then ``--td`` Eq. (4) steps with the
   Polyak target (the stage's ``warm_start`` loop, here with the encoder fine-tuned every step);
 * ``--aux W``: W × the (cos θ, sin θ, x, y) regression on the batch's frames and on a batch of ``--extra`` jittered
-  rendered states (``dubins_frames.jittered``), every step of both phases;
+  rendered states (``state_aux.jittered_states``), every step of both phases;
 * reported at each checkpoint: the turn ranking on held-out and training near-obstacle frames
   (``gate_check.frame_turn_agreement``), and the gate's flagged fractions on all rollout frames against the
   unrecoverable rate (``gate_check.infeasible_fractions``), as the stage's check reports them.
@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=Path("experiments/results/critic_keypoints_td.json"))
     args = ap.parse_args(argv)
 
-    from dubins_frames import jittered, load
+    from dubins_frames import load
     from encoder_readout import FreshEncoder, heading_error
 
     from embodied_safety.config.params import load_params
@@ -62,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.shield.rl.exits import EXIT_MARGIN
     from embodied_safety.shield.rl.gate_check import frame_turn_agreement, infeasible_fractions
     from embodied_safety.shield.rl.runs import MAX_STEPS, EnvInputs, rollout_margins
-    from embodied_safety.shield.rl.state_aux import pose_targets
+    from embodied_safety.shield.rl.state_aux import PoseAux, jittered_states, pose_targets
     from embodied_safety.shield.rl.viability import state_margins, unrecoverable
     from flows._shield import BC, CALIBRATION, ROLLOUTS
     from tasks.shield_ppo import _margin_source
@@ -101,34 +100,28 @@ def main(argv: list[str] | None = None) -> None:
         a_next = torch.cat([policy(nimg[i:i + 1024], tw[i:i + 1024])[0] for i in range(0, n, 1024)])
 
     aux_y = pose_targets(pose_states)  # per buffer transition
-    extra, src = jittered(states, np.flatnonzero(~test), args.extra, args.seed) if args.extra else (states[:0], [])
-    x_frames = torch.as_tensor(render_states(extra)) if args.extra else None
-    x_words = [words[k] for k in src]
-    x_y = pose_targets(extra) if args.extra else None
+    extra, src = jittered_states(states, np.flatnonzero(~test), args.extra, args.seed)
+    x_frames, x_words, x_y = torch.as_tensor(render_states(extra)), [words[k] for k in src], pose_targets(extra)
 
     encoder = FreshEncoder(args.arch, policy.config)
     critic = SafetyCritic(encoder, encoder.dim, policy.action_low, policy.action_high, ccfg)
     trainer = CriticTrainer(critic)
-    aux_head = nn.Sequential(nn.Linear(encoder.dim, 256), nn.ReLU(), nn.Linear(256, 4))
-    aux_opt = torch.optim.Adam(aux_head.parameters(), lr=ccfg.lr)
+    # the stage's pose head and its optimiser; the pool batches are drawn here, from the generator of the TD batches
+    pose = PoseAux(encoder.dim, args.aux, x_frames[:0], [], x_y[:0], lr=ccfg.lr)
     gen = np.random.default_rng(args.seed + 1)
     lost = unrecoverable(states)
-
-    def aux_loss(f: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return ((aux_head(f) - y) ** 2).sum(dim=1).mean()
 
     def step(idx: np.ndarray, y: torch.Tensor | None) -> float:
         """One step: Q(o, a) onto ``y`` (None: onto ℓ(o)), plus the auxiliary regression."""
         f = critic.embed(img[idx], [tw[i] for i in idx])
         loss, _ = trainer.fit(f, t["action"][idx], t["margin"][idx] if y is None else y)
         if args.aux:
-            loss = loss + args.aux * aux_loss(f, aux_y[idx])
-            if x_frames is not None:
+            loss = loss + args.aux * pose.error(f, aux_y[idx])
+            if len(extra):
                 j = gen.integers(0, len(extra), args.aux_batch)
-                loss = loss + args.aux * aux_loss(critic.embed(x_frames[j], [x_words[k] for k in j]), x_y[j])
-        aux_opt.zero_grad()
+                loss = loss + args.aux * pose.error(critic.embed(x_frames[j], [x_words[k] for k in j]), x_y[j])
         trainer.step(loss, target=y is not None)
-        aux_opt.step()
+        pose.step()
         return float(loss.detach())
 
     rows: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.is_file() else []
@@ -154,9 +147,9 @@ def main(argv: list[str] | None = None) -> None:
                                "branch_steps": args.branch_steps, "transitions": int(n),
                                "train_s": time.perf_counter() - t0, "loss": loss}
         with torch.no_grad():  # the auxiliary head's heading error (rows from the stop-42 rubric run lack it)
-            pose = torch.cat([aux_head(critic.embed(frames[i:i + 1024], words[i:i + 1024]))
+            pred = torch.cat([pose.head(critic.embed(frames[i:i + 1024], words[i:i + 1024]))
                               for i in range(0, len(frames), 1024)]).numpy()
-        err = heading_error(pose, states)
+        err = heading_error(pred, states)
         near = (state_margins(states) >= 0.0) & (state_margins(states) <= 0.35)
         for name, mask in (("train", ~test), ("test", test)):
             ix = np.flatnonzero(mask)

@@ -44,26 +44,20 @@ def load(seed: int, frozen: bool = False) -> DubinsFrames:
                         torch.as_tensor(np.asarray(rollouts.frames)), rollouts.frame_instructions(), ccfg, test)
 
 
-def jittered(states: np.ndarray, train_idx: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` extra states near the training frames' (position σ 0.05, heading σ 0.3 rad; half of them from frames
-    with ℓ ≤ 0.5), and the index of the frame each came from (its instruction): the stage's
-    :func:`~embodied_safety.shield.rl.state_aux.jittered_states`."""
-    from embodied_safety.shield.rl.state_aux import jittered_states
-
-    return jittered_states(states, train_idx, n, seed)
-
-
 def with_jittered(states: np.ndarray, frames: Any, words: list[str], train_idx: np.ndarray, n: int,
                   seed: int) -> tuple[Any, list[str], np.ndarray, np.ndarray]:
-    """The training set grown by ``n`` :func:`jittered` states rendered by Dubins-VL's rasteriser: (frames, words,
-    training indices, states of every frame); the new frames come after the rollout frames (``n = 0``: as given)."""
+    """The training set grown by ``n`` jittered states (the stage's
+    :func:`~embodied_safety.shield.rl.state_aux.jittered_states`: position σ 0.05, heading σ 0.3 rad, half of them
+    from frames with ℓ ≤ 0.5) rendered by Dubins-VL's rasteriser: (frames, words, training indices, states of every
+    frame); the new frames come after the rollout frames (``n = 0``: as given)."""
     import torch
 
     from embodied_safety.envs.control.dubins import render_states
+    from embodied_safety.shield.rl.state_aux import jittered_states
 
     if not n:
         return frames, list(words), train_idx, states
-    extra, src = jittered(states, train_idx, n, seed)
+    extra, src = jittered_states(states, train_idx, n, seed)
     return (torch.cat([frames, torch.as_tensor(render_states(extra))]), [*words, *(words[k] for k in src)],
             np.concatenate([train_idx, len(states) + np.arange(len(src))]), np.concatenate([states, extra]))
 

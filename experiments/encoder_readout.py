@@ -14,7 +14,7 @@ held-out error:
   simulator's HJ action values of the 9-point grid) on the new encoder; held-out near-obstacle turn agreement
   (``gate_check.frame_turn_agreement``, the check's number). ``--aux W`` adds W × the heading/position regression.
 
-``--extra N`` adds N jittered rendered training states (``dubins_frames.jittered``), which decorrelate heading from
+``--extra N`` adds N jittered rendered training states (``dubins_frames.with_jittered``), which decorrelate heading from
 place. Run from a clone with ``data/shield/rollouts``:
 
     python experiments/encoder_readout.py --arch keypoints --target heading --steps 1000 3000 --extra 30000

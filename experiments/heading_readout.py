@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--centred", action="store_true", help="car-centred frames (dubins_frames.centred)")
     ap.add_argument("--extra", type=int, default=0, help="extra training frames: training states jittered "
-                    "(dubins_frames.jittered), rendered")
+                    "(dubins_frames.with_jittered), rendered")
     ap.add_argument("--out", type=Path, default=Path("experiments/results/heading_readout.json"))
     args = ap.parse_args(argv)
 
