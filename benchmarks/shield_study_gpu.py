@@ -63,7 +63,7 @@ from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.io import atomic_write_text, read_json, write_json
 from embodied_safety.shield.rl import report as rep
-from embodied_safety.shield.rl.runs import EnvInputs, Job, plan, ppo_config, run_tag
+from embodied_safety.shield.rl.runs import CriticKey, EnvInputs, Job, plan, ppo_config, run_tag
 
 ENV = "dubins"
 RUNS = ("ppo_lag", "gated", "gated_gt")
@@ -92,8 +92,8 @@ class Study:
     def ppo(self, run: str, seed: int) -> Any:
         return dataclasses.replace(ppo_config(self.cfg, ENV, run, seed), **self.overrides)
 
-    def critic_dir(self, key: tuple[str, str]) -> Path:
-        return self.out / "critics" / "-".join(key)
+    def critic_dir(self, key: CriticKey) -> Path:
+        return self.out / "critics" / key.name.replace("/", "-")
 
     def run_dir(self, job: Job) -> Path:
         return self.out / "runs" / run_tag(job.run, job.seed, job.delta)
@@ -118,7 +118,7 @@ def _threads(study: Study) -> None:
     set_torch_threads(int(study.overrides.get("threads", 2)))
 
 
-def warm_critic(study: Study, key: tuple[str, str], critic_cfg: Any) -> tuple[tuple[str, str], float]:
+def warm_critic(study: Study, key: CriticKey, critic_cfg: Any) -> tuple[CriticKey, float]:
     """One warm critic (seeded as the stage's ``warm-critic`` task) into ``critics/<margin>-<target>``; kept
     when already there. Returns (key, seconds)."""
     import torch
@@ -339,8 +339,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     print(f"{len(todo.critics)} warm critics, {len(todo.jobs)} runs on {meta['device_name']}, "
           f"{args.jobs} at a time", flush=True)
 
-    def critic_done(got: tuple[tuple[str, str], float]) -> None:
-        meta["critic_seconds"]["/".join(got[0])] = got[1]
+    def critic_done(got: tuple[CriticKey, float]) -> None:
+        meta["critic_seconds"][got[0].name] = got[1]
 
     threads = int(study.overrides["threads"])
     _map(args.jobs, threads, warm_critic, [(study, k, c) for k, c in todo.critics.items()], critic_done)

@@ -46,16 +46,16 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
                models_root: Path = MODELS, label_cfg: RubricLabelConfig = RubricLabelConfig()) -> dict[str, float]:
     """``label_cfg``: the ``rubric_label`` section (which scorer the rubric margin uses)."""
     from embodied_safety.shield.rl import results
-    from embodied_safety.shield.rl.runs import EnvInputs, plan
+    from embodied_safety.shield.rl.runs import CriticKey, EnvInputs, plan
 
     inputs = EnvInputs(env, BC / env, ROLLOUTS / env / "rollouts.npz", CALIBRATION / env)
     todo = plan(cfg, env)
     # one warm critic per (margin source, critic target) the runs use, each checked before any PPO step
-    warm: dict[tuple[str, str], Path] = {}
+    warm: dict[CriticKey, Path] = {}
     checks: dict[str, dict[str, Any]] = {}
     for wkey, ccfg in todo.critics.items():
         warm[wkey] = warm_critic(inputs, wkey[0], ccfg, dict(cfg.warmup), label_cfg, STORE)
-        checks["/".join(wkey)] = check_gate(inputs, wkey[0], warm[wkey], todo.delta, label_cfg, STORE)
+        checks[wkey.name] = check_gate(inputs, wkey[0], warm[wkey], todo.delta, label_cfg, STORE)
     rows = []
     for job in todo.jobs:
         w = warm.get(job.critic) if job.critic is not None else None

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from embodied_safety.config.params import per_env
 
-WARMUP_KEYS = frozenset({"regress", "td", "branch_steps", "branch_every"})
+WARMUP_KEYS = frozenset({"regress", "td", "branch_steps", "branch_every", "distill"})
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,8 @@ class ShieldPPOConfig:
     #: flags only actions that lead somewhere no continuation recovers from (docs/shield_ppo.md)
     gate: Literal["d1", "selective"] = "d1"
     #: the critic's BC warm-up: ``regress`` / ``td`` steps; optional ``branch_steps`` / ``branch_every`` add
-    #: Dubins-VL simulator branches to its replay (``shield.rl.sim_branches``; 0 = the BC rollouts only)
+    #: Dubins-VL simulator branches to its replay (``shield.rl.sim_branches``; 0 = the BC rollouts only); ``distill``:
+    #: the regression steps of the oracle reference critic (``gated_oracle``, ``shield.rl.distill``)
     warmup: dict[str, int] = dataclasses.field(default_factory=lambda: {"regress": 300, "td": 600})
     eval_episodes: dict[str, int] = per_env(dubins=200, turtlebot=20, franka=10)
     ood: tuple[str, ...] = ("color", "light", "all")

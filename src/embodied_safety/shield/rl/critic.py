@@ -35,7 +35,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import torch
@@ -43,7 +43,9 @@ from torch import Tensor, nn
 
 from ...io import replace_dir, scratch_dir, write_json
 from .exits import exit_mask
-from .state_aux import PoseAux
+
+if TYPE_CHECKING:
+    from .state_aux import PoseAux
 
 CONFIG_FILE = "critic.json"
 WEIGHTS_FILE = "critic.safetensors"
@@ -147,8 +149,13 @@ class CriticConfig:
     pose_aux: float = 0.0
     #: jittered rendered states beside the replay's frames for the pose regression (:func:`.state_aux.jittered_states`)
     pose_aux_states: int = 0
+    #: the BC warm-up: ``td`` = regression onto ℓ, then Eq. (4) TD steps (:func:`warm_start`); ``distill`` = the
+    #: oracle reference, a regression onto the simulator's action values (:mod:`.distill`; Dubins-VL, ``gated_oracle``)
+    warmup: Literal["td", "distill"] = "td"
 
     def __post_init__(self) -> None:
+        if self.warmup not in ("td", "distill"):
+            raise ValueError(f"critic warmup {self.warmup!r}: expected td | distill")
         if self.target not in ("policy_mean", "best"):
             raise ValueError(f"critic target {self.target!r}: expected policy_mean | best")
         if self.encoder not in ("policy", "keypoints"):

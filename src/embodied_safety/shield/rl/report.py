@@ -22,6 +22,7 @@ LABELS: dict[str, str] = {
     "ppo": "Unconstrained PPO",
     "ppo_lag": "PPO-Lagrangian (SafeVLA-style)",
     "gated_gt": "HJ (GT cost), gated",
+    "gated_oracle": "HJ, oracle critic (distilled from the simulator's action values), gated",
     "gated": "ShieldVLA: HJ critic + gate (rubric margin)",
     "gated_binary": "HJ critic + gate, binary cost (+1 / −5)",
     "penalty": "HJ critic as Lagrangian penalty",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...config.shield_ppo import ShieldPPOConfig
 
@@ -23,6 +23,7 @@ RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
     "ppo_lag": ("ppo_lag", "rubric", None, None),
     "gated": ("gated", "rubric", None, None),
     "gated_gt": ("gated", "gt", None, None),
+    "gated_oracle": ("gated", "gt", None, None),
     "gated_binary": ("gated", "binary", None, None),
     "penalty": ("penalty", "rubric", None, None),
     "gated_dpg": ("gated", "rubric", "dpg", None),
@@ -30,6 +31,13 @@ RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
     "gated_d1": ("gated", "rubric", "advantage", "d1"),
     "gated_selective": ("gated", "rubric", "advantage", "selective"),
     "gated_selective_recovery": ("gated", "rubric", "recovery", "selective"),
+}
+#: run name -> its critic's defaults (``critic_*`` keys of the env override them): ``gated_oracle``'s critic is the
+#: oracle reference, distilled from the simulator's action values (:mod:`.distill`) with the keypoint encoder and the
+#: pose regression on 30 k jittered states, the recipe that ranked the turns on held-out frames (docs/shield_ppo.md,
+#: "Stop 41")
+RUN_CRITIC: dict[str, dict[str, Any]] = {
+    "gated_oracle": {"warmup": "distill", "encoder": "keypoints", "pose_aux": 1.0, "pose_aux_states": 30000},
 }
 #: ``shield_ppo.gate`` -> the critic's bootstrap (``CriticConfig.target``)
 GATE_TARGET = {"d1": "policy_mean", "selective": "best"}
@@ -45,7 +53,7 @@ def ppo_config(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float
 
     method, margin, update, gate = RUNS[run]
     merged = {**cfg.hyper.get(env, {}), **(cfg.cpu.get(env, {}) if cfg.budget == "cpu" else {})}
-    critic = {k[len("critic_"):]: v for k, v in merged.items() if k.startswith("critic_")}
+    critic = {**RUN_CRITIC.get(run, {}), **{k[len("critic_"):]: v for k, v in merged.items() if k.startswith("critic_")}}
     critic["target"] = GATE_TARGET[gate or cfg.gate]
     ppo = {k: v for k, v in merged.items() if not k.startswith("critic_")}
     if "hidden" in critic:
@@ -79,14 +87,31 @@ class EnvInputs:
         return [str(self.bc), str(self.rollouts), str(self.calibration / "platt.json")]
 
 
+class CriticKey(NamedTuple):
+    """Which warm critic a run trains from: its margin source, its bootstrap target and its warm-up kind."""
+
+    margin: str
+    target: str
+    warmup: str = "td"
+
+    @property
+    def name(self) -> str:
+        """``margin/target`` (``margin/target/distill`` for the oracle warm-up): the gate check's and directory name."""
+        return "/".join(self if self.warmup != "td" else self[:2])
+
+    @classmethod
+    def of(cls, run: str, critic: Any) -> CriticKey:
+        return cls(RUNS[run][1], critic.target, critic.warmup)
+
+
 @dataclass(frozen=True)
 class Job:
-    """One training run: (run, seed, δ: None for the stage default), and the (margin, target) of its warm critic."""
+    """One training run: (run, seed, δ: None for the stage default), and the key of its warm critic."""
 
     run: str
     seed: int
     delta: float | None
-    critic: tuple[str, str] | None
+    critic: CriticKey | None
 
 
 @dataclass(frozen=True)
@@ -95,7 +120,7 @@ class Plan:
     order the runs first need them (each checked at ``delta`` before any PPO step), then the jobs: every (run,
     seed) of ``shield_ppo.runs`` seed-major, then the δ sweep's extra ``gated`` runs."""
 
-    critics: dict[tuple[str, str], Any]
+    critics: dict[CriticKey, Any]
     delta: float
     jobs: list[Job]
 
@@ -103,19 +128,18 @@ class Plan:
 def plan(cfg: ShieldPPOConfig, env: str) -> Plan:
     runs = list(cfg.runs.get(env, ["ppo", "ppo_lag", "gated"]))
     seeds = list(cfg.seeds.get(env, [0]))
-    critics: dict[tuple[str, str], Any] = {}
+    critics: dict[CriticKey, Any] = {}
     default_delta = ppo_config(cfg, env, "gated", 0).delta
     for run in runs:
         if RUNS[run][0] not in CRITIC_METHODS:
             continue
         ccfg = ppo_config(cfg, env, run, 0).critic
-        critics.setdefault((RUNS[run][1], ccfg.target), ccfg)
+        critics.setdefault(CriticKey.of(run, ccfg), ccfg)
     pairs: list[tuple[str, int, float | None]] = [(r, s, None) for s in seeds for r in runs]
     pairs += [("gated", s, float(d)) for d in cfg.delta_sweep.get(env, []) if float(d) != default_delta for s in seeds]
     jobs = []
     for run, seed, delta in pairs:
-        method, margin = RUNS[run][:2]
-        key = (margin, ppo_config(cfg, env, run, seed).critic.target) if method in CRITIC_METHODS else None
+        key = CriticKey.of(run, ppo_config(cfg, env, run, seed).critic) if RUNS[run][0] in CRITIC_METHODS else None
         jobs.append(Job(run, seed, delta, key))
     return Plan(critics, default_delta, jobs)
 
@@ -137,8 +161,17 @@ def warm_start_critic(env: str, policy: Any, rs: Any, ell: Any, critic_cfg: Any,
     """A critic (a copy of the policy's encoder + a new head) regressed onto ℓ and TD-trained on the BC rollouts
     (:func:`.critic.warm_start`); returns it and what its ``critic.json`` records. On Dubins-VL, ``warmup``'s
     ``branch_steps`` > 0 adds the simulator branches of every ``branch_every``-th frame to the replay
-    (:func:`.sim_branches.branched_replay`), their frames scored by the margin ``source`` that gave ``ell``."""
+    (:func:`.sim_branches.branched_replay`), their frames scored by the margin ``source`` that gave ``ell``.
+    ``critic_cfg.warmup == "distill"``: the oracle reference instead, ``warmup["distill"]`` steps of regression onto
+    the simulator's action values (:func:`.distill.distill_warm_start`; ``ell`` is not used)."""
     import torch
+
+    if critic_cfg.warmup == "distill":
+        from .distill import distill_warm_start
+
+        if "distill" not in warmup:
+            raise ValueError("a distilled (oracle) critic needs shield_ppo.warmup.distill: its regression steps")
+        return distill_warm_start(env, policy, rs, critic_cfg, int(warmup["distill"]))
 
     from .critic import CriticTrainer, SafetyCritic, replay_from_rollouts, warm_start
     from .exits import EXIT_MARGIN

@@ -1,0 +1,92 @@
+"""The oracle reference critic (shield/rl/distill.py) and how the stage plans it (runs.RUN_CRITIC, CriticKey)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from embodied_safety.config.shield_ppo import ShieldPPOConfig
+from embodied_safety.envs.control.dubins import U_MAX, DubinsVLEnv, render_states
+from embodied_safety.shield.policy.visuomotor import policy_for_env
+from embodied_safety.shield.rl.critic import CriticConfig, load_critic
+from embodied_safety.shield.rl.distill import distill_set, distill_warm_start
+from embodied_safety.shield.rl.runs import CriticKey, plan, ppo_config, warm_start_critic
+from embodied_safety.shield.rl.viability import action_values, frame_states
+from tests.helpers import dubins_rollouts
+
+
+def test_the_oracle_run_plans_its_own_distilled_keypoint_critic() -> None:
+    cfg = ShieldPPOConfig(hyper={"dubins": {"critic_hidden": [8]}}, runs={"dubins": ["gated", "gated_gt", "gated_oracle"]},
+                          seeds={"dubins": [0, 1]})
+    todo = plan(cfg, "dubins")
+    keys = list(todo.critics)
+    assert keys == [CriticKey("rubric", "policy_mean"), CriticKey("gt", "policy_mean"),
+                    CriticKey("gt", "policy_mean", "distill")]
+    assert [k.name for k in keys] == ["rubric/policy_mean", "gt/policy_mean", "gt/policy_mean/distill"]
+    oracle = todo.critics[keys[2]]
+    assert (oracle.warmup, oracle.encoder, oracle.pose_aux, oracle.pose_aux_states) == ("distill", "keypoints", 1.0, 30000)
+    assert oracle.hidden == (8,)  # the env's critic_* keys still apply
+    assert todo.critics[keys[1]].warmup == "td" and todo.critics[keys[1]].encoder == "policy"
+    assert {j.run: j.critic for j in todo.jobs if j.seed == 1}["gated_oracle"] == keys[2]
+    # the env's own critic_* keys override the run's defaults (and then apply to every critic of the env)
+    tuned = ShieldPPOConfig(cpu={"dubins": {"critic_pose_aux_states": 50}})
+    assert ppo_config(tuned, "dubins", "gated_oracle", 0).critic.pose_aux_states == 50
+    assert ppo_config(tuned, "dubins", "gated_oracle", 0).margin == "gt"
+    with pytest.raises(ValueError, match="warmup"):
+        CriticConfig(warmup="bc")  # type: ignore[arg-type]
+
+
+def test_the_distill_set_labels_every_frame_for_the_whole_grid() -> None:
+    rs = dubins_rollouts(900, 2, 2)
+    states = frame_states(rs)
+    grid = np.linspace(-U_MAX, U_MAX, 5)
+    frames, words, all_states, labels = distill_set(rs, states, 12, grid, seed=0)
+    n = len(states)
+    assert frames.shape[0] == len(words) == len(all_states) == labels.shape[0] == n + 12
+    assert labels.shape[1] == 5
+    np.testing.assert_array_equal(frames[:n].numpy(), np.asarray(rs.frames))
+    np.testing.assert_array_equal(frames[n:].numpy(), render_states(all_states[n:]))
+    np.testing.assert_allclose(labels.numpy(), action_values(all_states, grid), rtol=1e-6, atol=1e-6)
+    assert words[:n] == rs.frame_instructions()
+
+
+def test_distilling_fits_the_simulator_values_and_saves(tmp_path) -> None:
+    torch.manual_seed(0)
+    rs = dubins_rollouts(910, 2, 2)
+    policy = policy_for_env(DubinsVLEnv())
+    cfg = CriticConfig(hidden=(64,), batch_size=64, lr=1e-3, warmup="distill", pose_aux=0.5, pose_aux_states=16)
+    grid = np.linspace(-U_MAX, U_MAX, cfg.candidates)
+    frames, words, _, labels = distill_set(rs, frame_states(rs), 16, grid, seed=0)
+
+    def mse(critic) -> float:
+        with torch.no_grad():
+            f = critic.embed(frames, words)
+            q = torch.stack([critic.q_features(f, torch.full((len(f), 1), float(u))) for u in grid], dim=1)
+            return float(((q.squeeze(-1) - labels) ** 2).mean())
+
+    short, _ = distill_warm_start("dubins", policy, rs, cfg, 1)
+    critic, extra = distill_warm_start("dubins", policy, rs, cfg, 200)
+    assert extra["transitions"] == len(frames) and extra["warmup"][0]["step"] == 200.0
+    assert "pose_loss" in extra["warmup"][0]
+    assert mse(critic) < 0.5 * mse(short)
+    critic.save(tmp_path / "c", extra=extra)
+    again = load_critic(tmp_path / "c", policy.config)
+    assert again.config.warmup == "distill"
+    x = frames[:4]
+    a = torch.zeros(4, 1)
+    assert torch.allclose(again(x, words[:4], a), critic(x, words[:4], a))
+
+
+def test_the_distilled_warm_up_refuses_what_it_cannot_do() -> None:
+    rs = dubins_rollouts(920, 1, 1)
+    policy = policy_for_env(DubinsVLEnv())
+    cfg = CriticConfig(hidden=(8,), warmup="distill")
+    with pytest.raises(ValueError, match="Dubins-VL only"):
+        distill_warm_start("turtlebot", policy, rs, cfg, 5)
+    with pytest.raises(ValueError, match="distill > 0"):
+        distill_warm_start("dubins", policy, rs, cfg, 0)
+    with pytest.raises(ValueError, match="warmup.distill"):
+        warm_start_critic("dubins", policy, rs, np.zeros(len(rs.frames)), cfg, {"regress": 1, "td": 1})
+    with pytest.raises(ValueError, match="unknown"):
+        ShieldPPOConfig(warmup={"regress": 1, "td": 1, "distil": 5})
