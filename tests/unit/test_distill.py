@@ -41,7 +41,7 @@ def test_the_distill_set_labels_every_frame_for_the_whole_grid() -> None:
     rs = dubins_rollouts(900, 2, 2)
     states = frame_states(rs)
     grid = np.linspace(-U_MAX, U_MAX, 5)
-    frames, words, all_states, labels = distill_set(rs, states, 12, grid, seed=0)
+    frames, words, all_states, labels, train = distill_set(rs, states, 12, grid, seed=0)
     n = len(states)
     assert frames.shape[0] == len(words) == len(all_states) == labels.shape[0] == n + 12
     assert labels.shape[1] == 5
@@ -49,6 +49,11 @@ def test_the_distill_set_labels_every_frame_for_the_whole_grid() -> None:
     np.testing.assert_array_equal(frames[n:].numpy(), render_states(all_states[n:]))
     np.testing.assert_allclose(labels.numpy(), action_values(all_states, grid), rtol=1e-6, atol=1e-6)
     assert words[:n] == rs.frame_instructions()
+    np.testing.assert_array_equal(train, np.arange(n + 12))
+    odd = np.arange(1, n, 2)  # a training pool: the jittered states come from it, the training indices are it + them
+    _, _, more, _, train = distill_set(rs, states, 6, grid, seed=0, pool=odd)
+    np.testing.assert_array_equal(train, np.concatenate([odd, n + np.arange(6)]))
+    assert {tuple(s) for s in more[n:, 3:]} <= {tuple(s) for s in states[odd, 3:]}  # their scenes are the pool's
 
 
 def test_distilling_fits_the_simulator_values_and_saves(tmp_path) -> None:
@@ -57,7 +62,7 @@ def test_distilling_fits_the_simulator_values_and_saves(tmp_path) -> None:
     policy = policy_for_env(DubinsVLEnv())
     cfg = CriticConfig(hidden=(64,), batch_size=64, lr=1e-3, warmup="distill", pose_aux=0.5, pose_aux_states=16)
     grid = np.linspace(-U_MAX, U_MAX, cfg.candidates)
-    frames, words, _, labels = distill_set(rs, frame_states(rs), 16, grid, seed=0)
+    frames, words, _, labels, _ = distill_set(rs, frame_states(rs), 16, grid, seed=0)
 
     def mse(critic) -> float:
         with torch.no_grad():

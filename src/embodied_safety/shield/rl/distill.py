@@ -28,22 +28,33 @@ import torch
 LOG_EVERY = 50
 
 
-def distill_set(rollouts: Any, states: np.ndarray, extra: int, grid: np.ndarray,
-                seed: int = 0) -> tuple[torch.Tensor, list[str], np.ndarray, torch.Tensor]:
-    """The frames (uint8 ``[N, H, W, 3]``), instructions, states and ``[N, len(grid)]`` action-value labels:
-    the rollouts' frames, then ``extra`` jittered states rendered by Dubins-VL's rasteriser."""
+def distill_set(rollouts: Any, states: np.ndarray, extra: int, grid: np.ndarray, seed: int = 0,
+                pool: np.ndarray | None = None) -> tuple[torch.Tensor, list[str], np.ndarray, torch.Tensor, np.ndarray]:
+    """The frames (uint8 ``[N, H, W, 3]``), instructions, states and ``[N, len(grid)]`` action-value labels: the
+    rollouts' frames, then ``extra`` jittered states of the frames ``pool`` indexes (default: all), rendered by
+    Dubins-VL's rasteriser; and the training indices (``pool``, then every jittered one)."""
     from ...envs.control.dubins import render_states
     from .state_aux import jittered_states
     from .viability import action_values
 
+    pool = np.arange(len(states)) if pool is None else np.asarray(pool)
     words = rollouts.frame_instructions()
-    more, src = jittered_states(states, np.arange(len(states)), extra, seed=seed)
+    more, src = jittered_states(states, pool, extra, seed=seed)
     frames = torch.as_tensor(np.asarray(rollouts.frames))
     if len(more):
         frames = torch.cat([frames, torch.as_tensor(render_states(more))])
     all_states = np.concatenate([states, more])
     labels = torch.as_tensor(action_values(all_states, grid), dtype=torch.float32)
-    return frames, [*words, *(words[k] for k in src)], all_states, labels
+    train = np.concatenate([pool, len(states) + np.arange(len(more))])
+    return frames, [*words, *(words[k] for k in src)], all_states, labels, train
+
+
+def action_grid(policy: Any, candidates: int) -> np.ndarray:
+    """The critic's grid of ``candidates`` turn rates over the policy's action range (one action dimension)."""
+    low, high = np.asarray(policy.action_low, dtype=np.float64), np.asarray(policy.action_high, dtype=np.float64)
+    if low.shape != (1,):
+        raise ValueError(f"the distilled critic's grid is one turn rate: action shape {low.shape}")
+    return np.linspace(low[0], high[0], candidates)
 
 
 def distill_warm_start(env: str, policy: Any, rollouts: Any, critic_cfg: Any, steps: int, seed: int = 0,
@@ -51,30 +62,37 @@ def distill_warm_start(env: str, policy: Any, rollouts: Any, critic_cfg: Any, st
     """A critic (``critic_cfg``'s encoder choice) regressed for ``steps`` steps onto the simulator's action values
     of the BC ``rollouts``' frames and ``critic_cfg.pose_aux_states`` jittered states; returns it and what its
     ``critic.json`` records. Dubins-VL only (its frames' states can be replayed)."""
-    from .critic import CriticTrainer, SafetyCritic
-    from .state_aux import PoseAux, pose_targets
     from .viability import frame_states
 
     if env != "dubins":
         raise ValueError(f"the distilled (oracle) critic reads the simulator's action values: Dubins-VL only, not {env!r}")
     if steps <= 0:
         raise ValueError(f"the distilled critic needs shield_ppo.warmup.distill > 0 steps, got {steps}")
-    low, high = np.asarray(policy.action_low, dtype=np.float64), np.asarray(policy.action_high, dtype=np.float64)
-    if low.shape != (1,):
-        raise ValueError(f"the distilled critic's grid is one turn rate: action shape {low.shape}")
     t0 = time.perf_counter()
-    grid = np.linspace(low[0], high[0], critic_cfg.candidates)
-    states = frame_states(rollouts)
-    frames, words, all_states, labels = distill_set(rollouts, states, critic_cfg.pose_aux_states, grid, seed)
+    grid = action_grid(policy, critic_cfg.candidates)
+    data = distill_set(rollouts, frame_states(rollouts), critic_cfg.pose_aux_states, grid, seed)
     label_s = time.perf_counter() - t0
+    critic, rows = distill(policy, critic_cfg, grid, *data, steps=steps, seed=seed, log=log)
+    return critic, {"warmup": rows[-1:], "transitions": len(data[0]), "label_seconds": label_s,
+                    "seconds": time.perf_counter() - t0}
+
+
+def distill(policy: Any, critic_cfg: Any, grid: np.ndarray, frames: torch.Tensor, words: list[str], states: np.ndarray,
+            labels: torch.Tensor, train: np.ndarray, steps: int, seed: int = 0,
+            log: Callable[[dict[str, float], int], None] | None = None) -> tuple[Any, list[dict[str, float]]]:
+    """``steps`` regression steps of a new critic (:meth:`.critic.SafetyCritic.from_policy`) onto ``labels`` on
+    (frame of ``train``, grid action) pairs, with the pose regression when ``critic_cfg.pose_aux > 0``; returns the
+    critic (its target a copy) and a loss row every :data:`LOG_EVERY` steps."""
+    from .critic import CriticTrainer, SafetyCritic
+    from .state_aux import PoseAux, pose_targets
+
     critic = SafetyCritic.from_policy(policy, critic_cfg)
     trainer = CriticTrainer(critic)
     dev = critic.device
-    poses = pose_targets(all_states).to(dev)
+    poses = pose_targets(states).to(dev)
     aux = None
-    if critic_cfg.pose_aux > 0:
-        empty = frames[:0]
-        aux = PoseAux(critic.feature_dim, critic_cfg.pose_aux, empty, [], poses[:0], batch=0, lr=critic_cfg.lr,
+    if critic_cfg.pose_aux > 0:  # the pose of the batch's own frames (they already include the jittered states)
+        aux = PoseAux(critic.feature_dim, critic_cfg.pose_aux, frames[:0], [], poses[:0], batch=0, lr=critic_cfg.lr,
                       seed=seed).to(dev)
     actions = torch.as_tensor(grid[:, None], dtype=torch.float32, device=dev)
     labels = labels.to(dev)
@@ -82,7 +100,7 @@ def distill_warm_start(env: str, policy: Any, rollouts: Any, critic_cfg: Any, st
     rows: list[dict[str, float]] = []
     critic.train()
     for step in range(1, steps + 1):
-        i = rng.integers(0, len(frames), critic_cfg.batch_size)
+        i = rng.choice(train, critic_cfg.batch_size)
         j = rng.integers(0, len(grid), critic_cfg.batch_size)
         ti, tj = torch.from_numpy(i).to(dev), torch.from_numpy(j).to(dev)
         f = critic.embed(frames[i].to(dev), [words[k] for k in i])
@@ -100,5 +118,4 @@ def distill_warm_start(env: str, policy: Any, rollouts: Any, critic_cfg: Any, st
                 log(rows[-1], step)
     trainer.target.load_state_dict(critic.state_dict())
     critic.eval()
-    return critic, {"warmup": rows[-1:], "transitions": len(frames), "distill_frames": len(frames),
-                    "label_seconds": label_s, "seconds": time.perf_counter() - t0}
+    return critic, rows
