@@ -32,7 +32,7 @@ LABELS: dict[str, str] = {
     "gated_selective": "selective gate (HJ critic, best candidate) + cost-advantage step",
     "gated_selective_recovery": "selective gate + recovery target (pull toward the best candidate)",
 }
-MAIN_ROWS = ("ppo", "ppo_lag", "gated_gt", "gated")
+MAIN_ROWS = ("ppo", "ppo_lag", "gated_gt", "gated_oracle", "gated")
 ENV_NAMES = {"dubins": "Dubins-VL", "turtlebot": "TurtleBot-Nav", "franka": "Franka-Reach"}
 
 
