@@ -11,6 +11,7 @@ seed) with 95 % t intervals: each run against the start (do-no-harm: SR not belo
 gated runs against PPO-Lagrangian. Run from the clone that ran the stage:
 
     python experiments/oracle_study.py   # -> experiments/results/oracle_study.json
+    python experiments/oracle_study.py --against <another run's results.json> --out ...
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", type=Path, default=Path("data/shield/ppo/dubins/results.json"))
     ap.add_argument("--out", type=Path, default=Path("experiments/results/oracle_study.json"))
+    ap.add_argument("--against", type=Path, default=None, help="another stage run's results.json (e.g. without the KL "
+                    "anchor): adds this − that per run, paired by seed")
     args = ap.parse_args(argv)
 
     from embodied_safety.config.params import load_params
@@ -77,6 +80,17 @@ def main(argv: list[str] | None = None) -> None:
         for k in ("sr", "csc"):
             d = np.array([by["gated_oracle"][s][k] - by["gated_gt"][s][k] for s in common])
             out["paired"][f"gated_oracle-gated_gt/{k}"] = t_interval(d)
+    if args.against is not None:
+        that: dict[str, dict[int, dict[str, float]]] = defaultdict(dict)
+        for r in json.loads(args.against.read_text())["rows"]:
+            if r["delta_default"]:
+                that[r["run"]][int(r["seed"])] = r["eval"]["in"]
+        for run in by:
+            common = sorted(set(by[run]) & set(that.get(run, {})))
+            for k in ("sr", "csc"):
+                if common:
+                    d = np.array([by[run][s][k] - that[run][s][k] for s in common])
+                    out["paired"][f"{run}-against/{k}"] = t_interval(d)
     write_json(args.out, out)
     print(json.dumps(out, indent=1))
 
