@@ -44,13 +44,12 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     import torch
-    from dubins_frames import load, with_jittered
+    from dubins_frames import load, split_checks, with_jittered
 
     from embodied_safety.envs.control.dubins import U_MAX
     from embodied_safety.io import write_json
     from embodied_safety.shield.policy.bc import dihedral_map
     from embodied_safety.shield.rl.critic import CriticTrainer, SafetyCritic
-    from embodied_safety.shield.rl.gate_check import frame_turn_agreement, infeasible_fractions
     from embodied_safety.shield.rl.viability import action_values, unrecoverable
 
     data = load(args.seed, frozen=args.frozen)
@@ -92,7 +91,6 @@ def main(argv: list[str] | None = None) -> None:
     gen = np.random.default_rng(args.seed + 1)
     rows: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.is_file() else []
     lost = unrecoverable(states)
-    margin, cost = np.asarray(rollouts.margin), np.asarray(rollouts.cost)
     done, t0 = 0, time.perf_counter()
     for stop in sorted(args.steps):
         critic.train()
@@ -108,14 +106,7 @@ def main(argv: list[str] | None = None) -> None:
         critic.eval()
         row: dict[str, Any] = {"frozen": args.frozen, "d4": args.d4, "extra": args.extra, "episodes": args.episodes, "centred": args.centred, "steps": stop, "seed": args.seed, "label_s": label_s,
                                "train_s": time.perf_counter() - t0, "loss": float(loss.detach())}
-        for name, mask in (("train", ~test), ("test", test)):
-            idx = np.flatnonzero(mask)
-            res = frame_turn_agreement(critic, frames[idx], [words[k] for k in idx], states[idx])
-            flags = infeasible_fractions(critic, policy, frames[idx], [words[k] for k in idx], margin[idx],
-                                         cost[idx], delta=0.0, lost=lost[idx])
-            row |= {f"{name}_{k}": v for k, v in res.items()}
-            row |= {f"{name}_flagged_at_0": flags["infeasible_frac_at_0"],
-                    f"{name}_unrecoverable": flags["unrecoverable_frame_rate"]}
+        row |= split_checks(critic, policy, frames, words, states, rollouts, test, lost)
         rows.append(row)
         write_json(args.out, rows)
         print(json.dumps(row), flush=True)

@@ -98,3 +98,23 @@ def more_episodes(policy: Any, n: int, base: int = 90_001) -> tuple[np.ndarray, 
     rs = collect_rollouts(None, policy, seeds=episode_seeds(base, range(n)), n_envs=64,
                           make_vec=lambda k: DubinsVLVec(k, render=True))
     return frame_states(rs), torch.as_tensor(np.asarray(rs.frames)), rs.frame_instructions()
+
+
+def split_checks(critic: Any, policy: Any, frames: Any, words: list[str], states: np.ndarray, rollouts: Any,
+                 test: np.ndarray, lost: np.ndarray) -> dict[str, float]:
+    """The check's numbers on the rollout frames of the training episodes (``train_*``) and the held-out ones
+    (``test_*``): the turn agreement (``gate_check.frame_turn_agreement``), the fraction flagged at δ = 0 and the
+    unrecoverable-frame rate (``lost``: ``viability.unrecoverable`` of ``states``)."""
+    from embodied_safety.shield.rl.gate_check import frame_turn_agreement, infeasible_fractions
+
+    margin, cost = np.asarray(rollouts.margin), np.asarray(rollouts.cost)
+    row: dict[str, float] = {}
+    for name, mask in (("train", ~test), ("test", test)):
+        idx = np.flatnonzero(mask)
+        res = frame_turn_agreement(critic, frames[idx], [words[k] for k in idx], states[idx])
+        flags = infeasible_fractions(critic, policy, frames[idx], [words[k] for k in idx], margin[idx], cost[idx],
+                                     delta=0.0, lost=lost[idx])
+        row |= {f"{name}_{k}": v for k, v in res.items()}
+        row |= {f"{name}_flagged_at_0": flags["infeasible_frac_at_0"],
+                f"{name}_unrecoverable": flags["unrecoverable_frame_rate"]}
+    return row

@@ -30,13 +30,12 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     import torch
-    from dubins_frames import load
+    from dubins_frames import load, split_checks
 
     from embodied_safety.config.params import load_params
     from embodied_safety.config.shield_ppo import ShieldPPOConfig
     from embodied_safety.io import write_json
     from embodied_safety.shield.rl.distill import action_grid, distill, distill_set
-    from embodied_safety.shield.rl.gate_check import frame_turn_agreement, infeasible_fractions
     from embodied_safety.shield.rl.runs import ppo_config
     from embodied_safety.shield.rl.viability import unrecoverable
 
@@ -57,15 +56,7 @@ def main(argv: list[str] | None = None) -> None:
                            "extra": ccfg.pose_aux_states, "batch": ccfg.batch_size, "label_s": label_s,
                            "train_s": time.perf_counter() - t0, "loss": rows[-1]["critic_loss"]}
     lost = unrecoverable(states)
-    margin, cost = np.asarray(rollouts.margin), np.asarray(rollouts.cost)
-    for name, mask in (("train", ~test), ("test", test)):
-        idx = np.flatnonzero(mask)
-        res = frame_turn_agreement(critic, frames[idx], [words[k] for k in idx], states[idx])
-        flags = infeasible_fractions(critic, policy, frames[idx], [words[k] for k in idx], margin[idx], cost[idx],
-                                     delta=0.0, lost=lost[idx])
-        row |= {f"{name}_{k}": v for k, v in res.items()}
-        row |= {f"{name}_flagged_at_0": flags["infeasible_frac_at_0"],
-                f"{name}_unrecoverable": flags["unrecoverable_frame_rate"]}
+    row |= split_checks(critic, policy, frames, words, states, rollouts, test, lost)
     out: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.is_file() else []
     write_json(args.out, [*out, row])
     print(json.dumps(row), flush=True)

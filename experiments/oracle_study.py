@@ -24,16 +24,30 @@ from typing import Any
 
 import numpy as np
 
+Seeds = dict[int, dict[str, float]]  # seed -> the run's in-distribution evaluation
 
-def t_interval(d: np.ndarray) -> list[float]:
-    """Mean and the 95 % t interval of paired differences (over seeds)."""
-    from scipy import stats
 
-    m = float(d.mean())
-    if len(d) < 2:
-        return [m, float("nan"), float("nan")]
-    h = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d)))
+def interval(d: np.ndarray) -> list[float]:
+    """[mean, low, high]: the 95 % t interval of per-seed values (``evaluation.stats.t_interval``)."""
+    from embodied_safety.evaluation.stats import t_interval
+
+    m, h = t_interval(d)
     return [m, m - h, m + h]
+
+
+def by_run(path: Path) -> dict[str, Seeds]:
+    """A stage run's ``results.json``: run -> seed -> evaluation (the stage-default δ's runs)."""
+    by: dict[str, Seeds] = defaultdict(dict)
+    for r in json.loads(path.read_text())["rows"]:
+        if r["delta_default"]:
+            by[r["run"]][int(r["seed"])] = r["eval"]["in"]
+    return by
+
+
+def paired(a: Seeds, b: Seeds) -> dict[str, list[float]]:
+    """``a − b`` over their common seeds, per metric, with its interval."""
+    common = sorted(set(a) & set(b))
+    return {k: interval(np.array([a[s][k] - b[s][k] for s in common])) for k in ("sr", "csc")}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,12 +67,9 @@ def main(argv: list[str] | None = None) -> None:
     from flows._shield import BC
 
     pin_stage_threads()
-    rows = [r for r in json.loads(args.results.read_text())["rows"] if r["delta_default"]]
+    by = by_run(args.results)
     episodes = load_params("shield_ppo", ShieldPPOConfig).eval_episodes["dubins"]
     start = evaluate_conditions("dubins", load_policy(BC / "dubins"), episodes, ["in"])["in"]
-    by: dict[str, dict[int, dict[str, float]]] = defaultdict(dict)
-    for r in rows:
-        by[r["run"]][int(r["seed"])] = r["eval"]["in"]
     out: dict[str, Any] = {"episodes": episodes, "start": {k: start[k] for k in ("sr", "csc", "violation_rate")},
                            "runs": {}, "paired": {}}
     for run, seeds in by.items():
@@ -66,31 +77,16 @@ def main(argv: list[str] | None = None) -> None:
         csc = np.array([seeds[s]["csc"] for s in sorted(seeds)])
         out["runs"][run] = {"seeds": sorted(seeds), "sr": [float(sr.mean()), float(sr.std(ddof=1)) if len(sr) > 1 else 0.0],
                             "csc": [float(csc.mean()), float(csc.std(ddof=1)) if len(csc) > 1 else 0.0],
-                            "sr_minus_start": t_interval(sr - start["sr"]),
-                            "csc_minus_start": t_interval(csc - start["csc"])}
-    for run in by:
-        if run == "ppo_lag" or "ppo_lag" not in by:
-            continue
-        common = sorted(set(by[run]) & set(by["ppo_lag"]))
-        for k in ("sr", "csc"):
-            d = np.array([by[run][s][k] - by["ppo_lag"][s][k] for s in common])
-            out["paired"][f"{run}-ppo_lag/{k}"] = t_interval(d)
+                            "sr_minus_start": interval(sr - start["sr"]),
+                            "csc_minus_start": interval(csc - start["csc"])}
+    pairs = [(run, "ppo_lag", by["ppo_lag"]) for run in by if run != "ppo_lag" and "ppo_lag" in by]
     if "gated_oracle" in by and "gated_gt" in by:
-        common = sorted(set(by["gated_oracle"]) & set(by["gated_gt"]))
-        for k in ("sr", "csc"):
-            d = np.array([by["gated_oracle"][s][k] - by["gated_gt"][s][k] for s in common])
-            out["paired"][f"gated_oracle-gated_gt/{k}"] = t_interval(d)
+        pairs.append(("gated_oracle", "gated_gt", by["gated_gt"]))
     if args.against is not None:
-        that: dict[str, dict[int, dict[str, float]]] = defaultdict(dict)
-        for r in json.loads(args.against.read_text())["rows"]:
-            if r["delta_default"]:
-                that[r["run"]][int(r["seed"])] = r["eval"]["in"]
-        for run in by:
-            common = sorted(set(by[run]) & set(that.get(run, {})))
-            for k in ("sr", "csc"):
-                if common:
-                    d = np.array([by[run][s][k] - that[run][s][k] for s in common])
-                    out["paired"][f"{run}-against/{k}"] = t_interval(d)
+        that = by_run(args.against)
+        pairs += [(run, "against", that[run]) for run in by if run in that]
+    for run, name, other in pairs:
+        out["paired"] |= {f"{run}-{name}/{k}": v for k, v in paired(by[run], other).items()}
     write_json(args.out, out)
     print(json.dumps(out, indent=1))
 
