@@ -138,11 +138,12 @@ def mlflow_run(cfg: TrackingConfig, run_name: str, params: dict[str, Any] | None
     mlflow.set_experiment(experiment_id=ensure_experiment(cfg))
     if system_metrics is not None and os.environ.get("MLFLOW_ENABLE_SYSTEM_METRICS_LOGGING"):
         system_metrics = None  # the variable wins
-    from embodied_safety.manifest import git_sha
+    from embodied_safety.manifest import cpu_model, git_sha
 
-    # provenance lives in the run, not in the stages' hashed outputs (manifests carry the code key instead)
+    # provenance lives in the run, not in the stages' hashed outputs (manifests carry the code key instead); the CPU
+    # model because trained outputs differ between CPU families (an Intel and an AMD lock, stop 43)
     with mlflow.start_run(run_name=run_name, log_system_metrics=system_metrics,
-                          tags={"git_commit": git_sha() or "unknown"}) as run:
+                          tags={"git_commit": git_sha() or "unknown", "cpu_model": cpu_model()}) as run:
         if params:
             mlflow.log_params({k: str(v)[:500] for k, v in _flatten(params).items()})
         yield run

@@ -31,6 +31,18 @@ def git_sha() -> str | None:
     return out.stdout.strip() or None
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``, else :func:`platform.processor`), for MLflow tags: trained outputs
+    differ between CPU families even with the same code, threads and kernel pins (docs/operations.md, stop 43)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
 def hash_path(path: str | os.PathLike[str]) -> str:
     """Content hash of a file or a directory tree (names and bytes, order-independent)."""
     path = Path(path)

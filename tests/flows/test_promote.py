@@ -40,6 +40,13 @@ def test_promote_rollback_and_load_champion(tmp_path, prefect_harness, monkeypat
         with mlflow_run(TrackingConfig(**track), f"candidate-{i}"):
             register_model_dir("actor", model_dir, tags={"dev_ssr": str(ssr), "dev_sr": str(sr), "seed": str(i)})
 
+    import mlflow
+
+    from embodied_safety.manifest import cpu_model
+
+    tags = mlflow.MlflowClient(track["tracking_uri"]).search_runs(
+        [mlflow.get_experiment_by_name(TrackingConfig(**track).experiment).experiment_id])[0].data.tags
+    assert tags["cpu_model"] == cpu_model() and tags["cpu_model"] != "unknown" and "git_commit" in tags
     refused = promote(cfg, "1")  # no champion and no base actor to beat: not promoted
     assert not refused["promoted"] and refused["champion"] is None and "base" in refused["reason"]
     base_dir = save_actor_dir(build_model(tok, shape, seed=9), tok, tmp_path / "base", 8)

@@ -33,6 +33,9 @@ def test_the_oracle_run_plans_its_own_distilled_keypoint_critic() -> None:
     tuned = ShieldPPOConfig(cpu={"dubins": {"critic_pose_aux_states": 50}})
     assert ppo_config(tuned, "dubins", "gated_oracle", 0).critic.pose_aux_states == 50
     assert ppo_config(tuned, "dubins", "gated_oracle", 0).margin == "gt"
+    # the oracle keeps its distilled values through PPO (no online TD); the other runs train their critic online
+    assert not ppo_config(cfg, "dubins", "gated_oracle", 0).online_td and ppo_config(cfg, "dubins", "gated_gt", 0).online_td
+    assert ppo_config(ShieldPPOConfig(cpu={"dubins": {"online_td": True}}), "dubins", "gated_oracle", 0).online_td
     with pytest.raises(ValueError, match="warmup"):
         CriticConfig(warmup="bc")  # type: ignore[arg-type]
 

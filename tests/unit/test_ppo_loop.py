@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -49,9 +50,9 @@ def test_one_iteration_step_by_step_keeps_the_books() -> None:
 
         critic_log = run.train_critic(ro)
         assert critic_log and all(math.isfinite(v) for v in critic_log.values())
-        dual = run.update_dual(ep)  # c_max = 0: any training cost raises β, always inside its clip
+        dual = run.update_dual(ep)  # c_max = 0: any unsafe step raises β, always inside its clip
         assert cfg.beta_min <= dual <= cfg.beta_max
-        assert dual == pytest.approx(np.clip(cfg.beta0 + cfg.eta * ep["train_cost"], cfg.beta_min, cfg.beta_max))
+        assert dual == pytest.approx(np.clip(cfg.beta0 + cfg.eta * ep["margin_cost"], cfg.beta_min, cfg.beta_max))
 
         gate = run.gate(ro)
         assert set(gate.gate.unique().tolist()) <= {0.0, 1.0} and gate.gate.shape == (ro.size,)
@@ -207,3 +208,46 @@ def test_exit_summary_counts_episodes_that_left_the_workspace() -> None:
     assert s["episodes"] == 8 and 0.0 <= s["exit_and_unsafe_rate"] <= s["exit_rate"] <= 1.0
     assert s["exit_rate"] + s["reach_rate"] <= 1.0 + 1e-9
     assert s["exit_rate"] > 0.0 or s["mean_length"] == 100.0
+
+
+def test_the_dual_ascends_on_the_margin_cost_not_the_exit_price() -> None:
+    """``dual_cost: margin`` (the default; the paper's c_t = 1[ℓ(o_{t+1}) < 0]): the exit price stays in the training
+    cost the advantages use, but c̄ in Eq. 7 counts unsafe steps only, so β moves by the constraint's own cost;
+    ``train`` ascends on the exit-priced cost."""
+    torch.manual_seed(0)
+    cfg = _cfg(exit_is_failure=True, rollout_steps=110)
+    run = GatedPPO(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg)
+    try:
+        ro = run.collect()
+        ep = run.episodes.drain()
+        exits = (ro.terminated > 0) & (ro.rewards < -2.0)
+        assert exits.any() and (ro.costs[exits] > 1.0).any()  # priced exits in the training cost
+        # every margin cost is a 0/1 step cost: the non-exit steps' costs plus at most one per exit step
+        total_margin = ep["margin_cost"] * ep["episodes"] + run.episodes.margin_cost.sum()
+        non_exit = ro.costs[~exits].sum()
+        assert non_exit <= total_margin <= non_exit + exits.sum()
+        assert ep["margin_cost"] < ep["train_cost"]
+        dual = run.update_dual(ep)
+        assert dual == pytest.approx(np.clip(cfg.beta0 + cfg.eta * ep["margin_cost"], cfg.beta_min, cfg.beta_max))
+        run.cfg, run.dual = dataclasses.replace(cfg, dual_cost="train"), cfg.beta0
+        assert run.update_dual(ep) == pytest.approx(np.clip(cfg.beta0 + cfg.eta * ep["train_cost"], cfg.beta_min,
+                                                            cfg.beta_max))
+    finally:
+        run.close()
+    with pytest.raises(ValueError, match="dual_cost"):
+        _cfg(dual_cost="exits")
+
+
+def test_without_online_td_the_warm_critic_is_kept_as_warmed() -> None:
+    """``online_td: false`` (the oracle reference): no TD step and no replay during PPO; the gate still reads it."""
+    from embodied_safety.shield.rl.critic import SafetyCritic
+
+    torch.manual_seed(0)
+    cfg = _cfg(online_td=False, critic_replay="features", train_encoder=False, total_steps=880)
+    policy = StatePolicy(StatePolicyConfig())
+    critic = SafetyCritic.from_policy(policy, cfg.critic)
+    before = {k: v.clone() for k, v in critic.state_dict().items()}
+    res = train(policy, "dubins", MarginSource("gt"), cfg, critic=critic, progress=None)
+    assert res.critic is not None and len(res.history) == cfg.iterations
+    assert all(torch.equal(before[k], v) for k, v in res.critic.state_dict().items())
+    assert all("critic_loss" not in h and 0.0 <= h["infeasible_frac"] <= 1.0 for h in res.history)

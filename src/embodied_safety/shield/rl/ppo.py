@@ -91,6 +91,16 @@ class PPOConfig:
     #: steps it cut off, as the env's reward penalty does. Without it an exit is the cheapest way to stop
     #: accruing cost, and cost-driven updates teach the car to drive off the map (docs/shield_ppo.md)
     exit_is_failure: bool = True
+    #: the episode cost c̄ the dual variable ascends on (Eq. 7): ``margin`` = the steps whose reached margin is
+    #: below zero (the paper's c_t = 1[ℓ(o_{t+1}) < 0], the cost ``c_max`` bounds); ``train`` (stops 28-43) = the
+    #: training cost, which also prices an exit at the steps it cut off. The exit price is shaping for the cost
+    #: advantage and the critic; in the dual it makes the constraint unreachable (c̄ ≈ 50-60 against c_max = 3 on
+    #: Dubins-VL), so β and λ ramp to their caps whatever the policy does (docs/shield_ppo.md, "Stop 44")
+    dual_cost: Literal["margin", "train"] = "margin"
+    #: Algorithm 1 lines 4-5: the critic's K TD steps on its replay every iteration; False keeps the warm critic as
+    #: it was warmed (the oracle reference: TD with the policy-mean target would pull it back to the current
+    #: policy's safety value)
+    online_td: bool = True
     train_encoder: bool = False
     # gate and dual variable
     delta: float = 0.2
@@ -107,6 +117,8 @@ class PPOConfig:
     def __post_init__(self) -> None:
         if self.safety_update == "recovery" and self.method != "gated":
             raise ValueError(f"safety_update: recovery is a gated update, not one for method {self.method!r}")
+        if self.dual_cost not in ("margin", "train"):
+            raise ValueError(f"dual_cost {self.dual_cost!r}: expected margin | train")
 
     @property
     def batch(self) -> int:
@@ -210,19 +222,21 @@ class _Episodes:
     def __init__(self, n: int, first_cost: np.ndarray) -> None:
         self.cost = np.zeros(n)
         self.train_cost = np.zeros(n)
+        self.margin_cost = np.zeros(n)
         self.ret = np.zeros(n)
         self.unsafe = first_cost > 0
-        self.finished: list[tuple[float, float, float, bool, bool]] = []
+        self.finished: list[tuple[float, float, float, float, bool, bool]] = []
 
-    def add(self, step: Any, train_cost: np.ndarray, reset_cost: np.ndarray) -> None:
+    def add(self, step: Any, train_cost: np.ndarray, margin_cost: np.ndarray, reset_cost: np.ndarray) -> None:
         self.cost += step.reached_cost
         self.train_cost += train_cost
+        self.margin_cost += margin_cost
         self.ret += step.reward
         self.unsafe |= step.reached_cost > 0
         for i in np.flatnonzero(step.done):
-            self.finished.append((self.ret[i], self.cost[i], self.train_cost[i], bool(step.success[i]),
-                                  bool(self.unsafe[i])))
-            self.cost[i] = self.train_cost[i] = self.ret[i] = 0.0
+            self.finished.append((self.ret[i], self.cost[i], self.train_cost[i], self.margin_cost[i],
+                                  bool(step.success[i]), bool(self.unsafe[i])))
+            self.cost[i] = self.train_cost[i] = self.margin_cost[i] = self.ret[i] = 0.0
             self.unsafe[i] = reset_cost[i] > 0
 
     def drain(self) -> dict[str, float]:
@@ -231,8 +245,8 @@ class _Episodes:
             return {"episodes": 0.0}
         r = np.asarray(rows, dtype=np.float64)
         return {"episodes": float(len(rows)), "return": float(r[:, 0].mean()), "csc": float(r[:, 1].mean()),
-                "train_cost": float(r[:, 2].mean()), "reach": float(r[:, 3].mean()),
-                "sr": float(np.mean(r[:, 3].astype(bool) & ~r[:, 4].astype(bool)))}
+                "train_cost": float(r[:, 2].mean()), "margin_cost": float(r[:, 3].mean()), "reach": float(r[:, 4].mean()),
+                "sr": float(np.mean(r[:, 4].astype(bool) & ~r[:, 5].astype(bool)))}
 
 
 @dataclass
@@ -433,7 +447,7 @@ class GatedPPO:
             done = step.done
             reached_ell = margin(step.reached_images, step.reached_margin, step.reached_cost)
             new_ell = margin(step.images, step.margin, step.cost) if done.any() else reached_ell
-            train_cost = (reached_ell < 0).astype(np.float64)
+            train_cost = margin_cost = (reached_ell < 0).astype(np.float64)
             if cfg.exit_is_failure and step.exited is not None and step.exited.any():
                 assert step.steps_cut is not None
                 reached_ell = cap_exits(reached_ell, step.exited)
@@ -464,7 +478,7 @@ class GatedPPO:
             ro.next_values[t] = np.where(step.terminated, 0.0, v_next)
             ro.next_cost_values[t] = np.where(step.terminated, 0.0, cv_next)
             ro.dones[t], ro.terminated[t] = done, step.terminated
-            self.episodes.add(step, train_cost, (new_ell < 0).astype(np.float64))
+            self.episodes.add(step, train_cost, margin_cost, (new_ell < 0).astype(np.float64))
             images, instructions, f, ell = step.images, step.instructions, f_next, new_ell
         self.images, self.instructions, self.ell = images, instructions, ell
         self.steps += T * n
@@ -474,6 +488,8 @@ class GatedPPO:
         """Lines 4-5: the rollout into the critic's replay (feature replay: encoded once here), then its K TD
         steps; the trainer's logs."""
         critic, buffer = self.critic, self.buffer
+        if not self.cfg.online_td:
+            return {}
         if isinstance(buffer, FeatureReplay) and critic is not None and ro.reached_features is not None:
             n = ro.size
             ro.critic_features, next_feature = self._critic_features(ro)
@@ -507,10 +523,10 @@ class GatedPPO:
 
     def update_dual(self, ep: dict[str, float]) -> float:
         """Line 6 (Eq. 7): β (``gated``, clipped) or λ (``ppo_lag`` / ``penalty``, ≥ 0) by dual ascent on the mean
-        training cost c̄ of the episodes that ended in this iteration; unchanged when none did."""
+        episode cost c̄ (``dual_cost``) of the episodes that ended in this iteration; unchanged when none did."""
         cfg = self.cfg
         if cfg.method != "ppo" and ep["episodes"] > 0:
-            c_bar = ep["train_cost"]
+            c_bar = ep["margin_cost" if cfg.dual_cost == "margin" else "train_cost"]
             if cfg.method == "gated":
                 self.dual = float(np.clip(self.dual + cfg.eta * (c_bar - cfg.c_max), cfg.beta_min, cfg.beta_max))
             else:

@@ -39,6 +39,12 @@ RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
 RUN_CRITIC: dict[str, dict[str, Any]] = {
     "gated_oracle": {"warmup": "distill", "encoder": "keypoints", "pose_aux": 1.0, "pose_aux_states": 30000},
 }
+#: run name -> its PPOConfig defaults (the env's keys override them): the oracle reference keeps its distilled values
+#: through training (no online TD: the policy-mean bootstrap would pull it back to the current policy's safety value,
+#: docs/shield_ppo.md "Stop 44")
+RUN_PPO: dict[str, dict[str, Any]] = {
+    "gated_oracle": {"online_td": False},
+}
 #: ``shield_ppo.gate`` -> the critic's bootstrap (``CriticConfig.target``)
 GATE_TARGET = {"d1": "policy_mean", "selective": "best"}
 #: the methods that train with a (warm-started) safety critic
@@ -55,7 +61,7 @@ def ppo_config(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float
     merged = {**cfg.hyper.get(env, {}), **(cfg.cpu.get(env, {}) if cfg.budget == "cpu" else {})}
     critic = {**RUN_CRITIC.get(run, {}), **{k[len("critic_"):]: v for k, v in merged.items() if k.startswith("critic_")}}
     critic["target"] = GATE_TARGET[gate or cfg.gate]
-    ppo = {k: v for k, v in merged.items() if not k.startswith("critic_")}
+    ppo = {**RUN_PPO.get(run, {}), **{k: v for k, v in merged.items() if not k.startswith("critic_")}}
     if "hidden" in critic:
         critic["hidden"] = tuple(critic["hidden"])
     if delta is not None:

@@ -1,0 +1,131 @@
+"""Experiment (docs/shield_ppo.md, "Stop 44"): the stage's Dubins-VL runs with PPOConfig overrides, over seeds.
+
+What keeps gated PPO from holding the BC start? Each variant is a stage run name plus ``key=value`` overrides of its
+:class:`~embodied_safety.shield.rl.ppo.PPOConfig` (``runs.ppo_config`` from this clone's ``params.yaml`` first, as
+the stage builds it), trained with :func:`~embodied_safety.shield.rl.ppo.train` from the clone's BC policy and the
+warm critic given for its margin (the stage's stored ones, ``.cache/shield/critic_warm/<key>``), evaluated by
+``runs.evaluate_conditions`` on the stage's 100 evaluation episodes. No MLflow, no store: one JSON per call. The start
+is evaluated on the same episodes; differences are paired by seed with 95 % t intervals (against the start and
+against ``--baseline``). Run from a clone that ran ``shield_ppo@dubins``:
+
+    python experiments/ppo_variants.py --warm rubric=.cache/shield/critic_warm/<key> \\
+        --variant lag:ppo_lag --variant lag_margin:ppo_lag:dual_cost=margin --baseline lag --seeds 0 1 2 3 4 \\
+        --out experiments/results/ppo_variants_dual.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def parse_variant(text: str) -> tuple[str, str, dict[str, Any]]:
+    """``name:run[:key=value,key=value]`` -> (name, run, overrides); values are read as JSON when they parse."""
+    name, run, *rest = text.split(":", 2)
+    over: dict[str, Any] = {}
+    for item in (rest[0].split(",") if rest and rest[0] else []):
+        k, v = item.split("=", 1)
+        try:
+            over[k] = json.loads(v)
+        except json.JSONDecodeError:
+            over[k] = v
+    return name, run, over
+
+
+def interval(d: np.ndarray) -> list[float]:
+    from embodied_safety.evaluation.stats import t_interval
+
+    m, h = t_interval(d)
+    return [m, m - h, m + h]
+
+
+def summary(rows: dict[int, dict[str, float]], base: dict[int, dict[str, float]] | None,
+            start: dict[str, float]) -> dict[str, Any]:
+    seeds = sorted(rows)
+    out: dict[str, Any] = {"seeds": seeds}
+    for k in ("sr", "csc"):
+        v = np.array([rows[s][k] for s in seeds])
+        out[k] = [float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0]
+        out[f"{k}_minus_start"] = interval(v - start[k])
+        if base is not None:
+            common = [s for s in seeds if s in base]
+            out[f"{k}_minus_baseline"] = interval(np.array([rows[s][k] - base[s][k] for s in common]))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--variant", action="append", required=True, help="name:run[:key=value,...]")
+    ap.add_argument("--warm", action="append", default=[], help="margin=path of a warm critic (rubric, gt, oracle)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--baseline", default=None, help="the variant every other one is paired against")
+    ap.add_argument("--env", default="dubins")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+
+    from embodied_safety.config.params import load_params
+    from embodied_safety.config.rubric_label import RubricLabelConfig
+    from embodied_safety.config.shield_ppo import ShieldPPOConfig
+    from embodied_safety.shield.costs.sources import margin_for
+    from embodied_safety.shield.policy.visuomotor import load_policy
+    from embodied_safety.shield.rl.critic import load_critic
+    from embodied_safety.shield.rl.ppo import train
+    from embodied_safety.shield.rl.runs import RUN_CRITIC, evaluate_conditions, ppo_config
+    from flows._shield import BC, CALIBRATION
+    from tasks.shield import STORE
+
+    cfg = load_params("shield_ppo", ShieldPPOConfig)
+    label_cfg = load_params("rubric_label", RubricLabelConfig)
+    env, bc, episodes = args.env, BC / args.env, cfg.eval_episodes[args.env]
+    warm = dict(w.split("=", 1) for w in args.warm)
+    done: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
+    if "start" not in done:
+        done["start"] = evaluate_conditions(env, load_policy(bc), episodes, ["in"])["in"]
+    runs = done.setdefault("runs", {})
+    for text in args.variant:
+        name, run, over = parse_variant(text)
+        for seed in args.seeds:
+            if str(seed) in runs.get(name, {}).get("seeds", {}):
+                continue
+            pcfg = dataclasses.replace(ppo_config(cfg, env, run, seed), **over)
+            policy = load_policy(bc)
+            margin_key = "oracle" if run in RUN_CRITIC else pcfg.margin
+            critic = load_critic(Path(warm[margin_key]), policy.config) if pcfg.method in ("gated", "penalty") else None
+            src = margin_for(env, pcfg.margin, CALIBRATION / env, label_cfg, STORE)
+            t0 = time.perf_counter()
+            res = train(policy, env, src, pcfg, critic=critic, progress=None)
+            ev = evaluate_conditions(env, res.policy, episodes, ["in"])["in"]
+            hist = res.history
+            row = {**ev, "train_seconds": time.perf_counter() - t0, "final_dual": hist[-1]["dual"],
+                   "infeasible_frac": float(np.mean([h.get("infeasible_frac", np.nan) for h in hist])),
+                   "margin_cost": float(np.nanmean([h.get("margin_cost", np.nan) for h in hist])),
+                   "train_cost": float(np.nanmean([h.get("train_cost", np.nan) for h in hist]))}
+            entry = runs.setdefault(name, {"run": run, "overrides": over, "seeds": {}})
+            entry["seeds"][str(seed)] = row
+            print(f"{name} seed {seed}: SR {ev['sr']:.2f} CSC {ev['csc']:.2f} dual {row['final_dual']:.2f} "
+                  f"infeasible {row['infeasible_frac']:.2f} ({row['train_seconds']:.0f} s)", flush=True)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(done, indent=1))
+    per = {n: {int(s): r for s, r in e["seeds"].items()} for n, e in runs.items()}
+    base = per.get(args.baseline) if args.baseline else None
+    done["summary"] = {n: summary(rows, base if n != args.baseline else None, done["start"]) for n, rows in per.items()}
+    done["baseline"] = args.baseline
+    args.out.write_text(json.dumps(done, indent=1))
+    print(f"start: SR {done['start']['sr']:.3f} CSC {done['start']['csc']:.2f}")
+    for n, s in done["summary"].items():
+        line = f"{n}: SR {s['sr'][0]:.3f}±{s['sr'][1]:.3f} CSC {s['csc'][0]:.2f}±{s['csc'][1]:.2f} " \
+               f"SR−start {s['sr_minus_start'][0]:+.3f} [{s['sr_minus_start'][1]:+.3f}, {s['sr_minus_start'][2]:+.3f}]"
+        if "sr_minus_baseline" in s:
+            b, c = s["sr_minus_baseline"], s["csc_minus_baseline"]
+            line += f" | −{args.baseline}: SR {b[0]:+.3f} [{b[1]:+.3f}, {b[2]:+.3f}] CSC {c[0]:+.2f} [{c[1]:+.2f}, {c[2]:+.2f}]"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
