@@ -61,12 +61,14 @@ def summary(rows: dict[int, dict[str, float]], base: dict[int, dict[str, float]]
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--variant", action="append", required=True, help="name:run[:key=value,...]")
+    ap.add_argument("--variant", action="append", default=[], help="name:run[:key=value,...]")
     ap.add_argument("--warm", action="append", default=[], help="margin=path of a warm critic (rubric, gt, oracle)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--baseline", default=None, help="the variant every other one is paired against")
     ap.add_argument("--env", default="dubins")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--merge", type=Path, nargs="*", default=[], help="other result files (the same start and variant "
+                    "names, other seeds): their seeds join the summary (``summary`` then covers every file's seeds)")
     args = ap.parse_args(argv)
 
     from embodied_safety.config.params import load_params
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     if "start" not in done:
         done["start"] = evaluate_conditions(env, load_policy(bc), episodes, ["in"])["in"]
     runs = done.setdefault("runs", {})
-    for text in args.variant:
+    for text in args.variant or []:
         name, run, over = parse_variant(text)
         for seed in args.seeds:
             if str(seed) in runs.get(name, {}).get("seeds", {}):
@@ -113,6 +115,13 @@ def main(argv: list[str] | None = None) -> None:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(done, indent=1))
     per = {n: {int(s): r for s, r in e["seeds"].items()} for n, e in runs.items()}
+    for other in args.merge:
+        more = json.loads(other.read_text())
+        if more["start"] != done["start"]:
+            raise ValueError(f"{other}: another start evaluation than {args.out}'s")
+        for n, e in more["runs"].items():
+            per.setdefault(n, {}).update({int(s): r for s, r in e["seeds"].items()})
+    done["merged"] = [str(p) for p in args.merge]
     base = per.get(args.baseline) if args.baseline else None
     done["summary"] = {n: summary(rows, base if n != args.baseline else None, done["start"]) for n, rows in per.items()}
     done["baseline"] = args.baseline

@@ -50,9 +50,9 @@ def test_one_iteration_step_by_step_keeps_the_books() -> None:
 
         critic_log = run.train_critic(ro)
         assert critic_log and all(math.isfinite(v) for v in critic_log.values())
-        dual = run.update_dual(ep)  # c_max = 0: any unsafe step raises β, always inside its clip
+        dual = run.update_dual(ep)  # c_max = 0: any training cost raises β, always inside its clip
         assert cfg.beta_min <= dual <= cfg.beta_max
-        assert dual == pytest.approx(np.clip(cfg.beta0 + cfg.eta * ep["margin_cost"], cfg.beta_min, cfg.beta_max))
+        assert dual == pytest.approx(np.clip(cfg.beta0 + cfg.eta * ep["train_cost"], cfg.beta_min, cfg.beta_max))
 
         gate = run.gate(ro)
         assert set(gate.gate.unique().tolist()) <= {0.0, 1.0} and gate.gate.shape == (ro.size,)
@@ -211,11 +211,10 @@ def test_exit_summary_counts_episodes_that_left_the_workspace() -> None:
 
 
 def test_the_dual_ascends_on_the_margin_cost_not_the_exit_price() -> None:
-    """``dual_cost: margin`` (the default; the paper's c_t = 1[ℓ(o_{t+1}) < 0]): the exit price stays in the training
-    cost the advantages use, but c̄ in Eq. 7 counts unsafe steps only, so β moves by the constraint's own cost;
-    ``train`` ascends on the exit-priced cost."""
+    """``dual_cost: margin``: the exit price stays in the training cost the advantages use, but c̄ in Eq. 7 counts
+    unsafe steps only; ``train`` (the default) ascends on the exit-priced cost."""
     torch.manual_seed(0)
-    cfg = _cfg(exit_is_failure=True, rollout_steps=110)
+    cfg = _cfg(dual_cost="margin", exit_is_failure=True, rollout_steps=110)
     run = GatedPPO(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg)
     try:
         ro = run.collect()
