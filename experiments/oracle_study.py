@@ -50,6 +50,17 @@ def paired(a: Seeds, b: Seeds) -> dict[str, list[float]]:
     return {k: interval(np.array([a[s][k] - b[s][k] for s in common])) for k in ("sr", "csc")}
 
 
+def run_summary(seeds: Seeds, start: dict[str, float]) -> dict[str, Any]:
+    """One run over its seeds: the seeds, SR and CSC as [mean, std], and each minus the start with its interval."""
+    order = sorted(seeds)
+    out: dict[str, Any] = {"seeds": order}
+    for k in ("sr", "csc"):
+        v = np.array([seeds[s][k] for s in order])
+        out[k] = [float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0]
+        out[f"{k}_minus_start"] = interval(v - start[k])
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", type=Path, default=Path("data/shield/ppo/dubins/results.json"))
@@ -73,12 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     out: dict[str, Any] = {"episodes": episodes, "start": {k: start[k] for k in ("sr", "csc", "violation_rate")},
                            "runs": {}, "paired": {}}
     for run, seeds in by.items():
-        sr = np.array([seeds[s]["sr"] for s in sorted(seeds)])
-        csc = np.array([seeds[s]["csc"] for s in sorted(seeds)])
-        out["runs"][run] = {"seeds": sorted(seeds), "sr": [float(sr.mean()), float(sr.std(ddof=1)) if len(sr) > 1 else 0.0],
-                            "csc": [float(csc.mean()), float(csc.std(ddof=1)) if len(csc) > 1 else 0.0],
-                            "sr_minus_start": interval(sr - start["sr"]),
-                            "csc_minus_start": interval(csc - start["csc"])}
+        out["runs"][run] = run_summary(seeds, start)
     pairs = [(run, "ppo_lag", by["ppo_lag"]) for run in by if run != "ppo_lag" and "ppo_lag" in by]
     if "gated_oracle" in by and "gated_gt" in by:
         pairs.append(("gated_oracle", "gated_gt", by["gated_gt"]))

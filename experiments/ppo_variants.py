@@ -6,7 +6,8 @@ the stage builds it), trained with :func:`~embodied_safety.shield.rl.ppo.train` 
 warm critic given for its margin (the stage's stored ones, ``.cache/shield/critic_warm/<key>``), evaluated by
 ``runs.evaluate_conditions`` on the stage's 100 evaluation episodes. No MLflow, no store: one JSON per call. The start
 is evaluated on the same episodes; differences are paired by seed with 95 % t intervals (against the start and
-against ``--baseline``). Run from a clone that ran ``shield_ppo@dubins``:
+against ``--baseline``), with the stage's threads and CPU kernels (``threads.pin_stage_threads``). Run from a clone
+that ran ``shield_ppo@dubins``:
 
     python experiments/ppo_variants.py --warm rubric=.cache/shield/critic_warm/<key> \\
         --variant lag:ppo_lag --variant lag_margin:ppo_lag:dual_cost=margin --baseline lag --seeds 0 1 2 3 4 \\
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from oracle_study import paired, run_summary
 
 
 def parse_variant(text: str) -> tuple[str, str, dict[str, Any]]:
@@ -36,27 +38,6 @@ def parse_variant(text: str) -> tuple[str, str, dict[str, Any]]:
         except json.JSONDecodeError:
             over[k] = v
     return name, run, over
-
-
-def interval(d: np.ndarray) -> list[float]:
-    from embodied_safety.evaluation.stats import t_interval
-
-    m, h = t_interval(d)
-    return [m, m - h, m + h]
-
-
-def summary(rows: dict[int, dict[str, float]], base: dict[int, dict[str, float]] | None,
-            start: dict[str, float]) -> dict[str, Any]:
-    seeds = sorted(rows)
-    out: dict[str, Any] = {"seeds": seeds}
-    for k in ("sr", "csc"):
-        v = np.array([rows[s][k] for s in seeds])
-        out[k] = [float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0]
-        out[f"{k}_minus_start"] = interval(v - start[k])
-        if base is not None:
-            common = [s for s in seeds if s in base]
-            out[f"{k}_minus_baseline"] = interval(np.array([rows[s][k] - base[s][k] for s in common]))
-    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -74,13 +55,17 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.config.params import load_params
     from embodied_safety.config.rubric_label import RubricLabelConfig
     from embodied_safety.config.shield_ppo import ShieldPPOConfig
+    from embodied_safety.io import write_json
     from embodied_safety.shield.costs.sources import margin_for
     from embodied_safety.shield.policy.visuomotor import load_policy
     from embodied_safety.shield.rl.critic import load_critic
     from embodied_safety.shield.rl.ppo import train
     from embodied_safety.shield.rl.runs import RUN_CRITIC, evaluate_conditions, ppo_config
+    from embodied_safety.threads import pin_stage_threads
     from flows._shield import BC, CALIBRATION
     from tasks.shield import STORE
+
+    pin_stage_threads()  # the stage's threads and CPU kernels: without them a run differs from the stage's
 
     cfg = load_params("shield_ppo", ShieldPPOConfig)
     label_cfg = load_params("rubric_label", RubricLabelConfig)
@@ -112,8 +97,7 @@ def main(argv: list[str] | None = None) -> None:
             entry["seeds"][str(seed)] = row
             print(f"{name} seed {seed}: SR {ev['sr']:.2f} CSC {ev['csc']:.2f} dual {row['final_dual']:.2f} "
                   f"infeasible {row['infeasible_frac']:.2f} ({row['train_seconds']:.0f} s)", flush=True)
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(done, indent=1))
+            write_json(args.out, done)
     per = {n: {int(s): r for s, r in e["seeds"].items()} for n, e in runs.items()}
     for other in args.merge:
         more = json.loads(other.read_text())
@@ -123,9 +107,13 @@ def main(argv: list[str] | None = None) -> None:
             per.setdefault(n, {}).update({int(s): r for s, r in e["seeds"].items()})
     done["merged"] = [str(p) for p in args.merge]
     base = per.get(args.baseline) if args.baseline else None
-    done["summary"] = {n: summary(rows, base if n != args.baseline else None, done["start"]) for n, rows in per.items()}
+    done["summary"] = {}
+    for n, rows in per.items():
+        done["summary"][n] = run_summary(rows, done["start"])
+        if base is not None and n != args.baseline:
+            done["summary"][n] |= {f"{k}_minus_baseline": v for k, v in paired(rows, base).items()}
     done["baseline"] = args.baseline
-    args.out.write_text(json.dumps(done, indent=1))
+    write_json(args.out, done)
     print(f"start: SR {done['start']['sr']:.3f} CSC {done['start']['csc']:.2f}")
     for n, s in done["summary"].items():
         line = f"{n}: SR {s['sr'][0]:.3f}±{s['sr'][1]:.3f} CSC {s['csc'][0]:.2f}±{s['csc'][1]:.2f} " \

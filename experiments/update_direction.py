@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from oracle_study import interval
 
 
 def moved(start: dict[str, Any], delta: dict[str, Any], sign: float, gen: Any | None) -> dict[str, Any]:
@@ -45,11 +46,13 @@ def main(argv: list[str] | None = None) -> None:
 
     from embodied_safety.config.params import load_params
     from embodied_safety.config.shield_ppo import ShieldPPOConfig
-    from embodied_safety.evaluation.stats import t_interval
+    from embodied_safety.io import write_json
     from embodied_safety.shield.policy.visuomotor import load_policy
     from embodied_safety.shield.rl.runs import evaluate_conditions
+    from embodied_safety.threads import pin_stage_threads
     from flows._shield import BC
 
+    pin_stage_threads()
     episodes = load_params("shield_ppo", ShieldPPOConfig).eval_episodes[args.env]
     policy = load_policy(BC / args.env)
     start = {k: v.clone() for k, v in policy.state_dict().items()}
@@ -77,11 +80,9 @@ def main(argv: list[str] | None = None) -> None:
     for kind in ("trained", "reversed", "random"):
         for k in ("sr", "csc"):
             v = np.array([np.mean([r[k] for r in run[kind]]) if kind == "random" else run[kind][k] for run in rows["runs"]])
-            m, h = t_interval(v - rows["start"][k])
-            summary[f"{kind}_{k}_minus_start"] = [m, m - h, m + h]
+            summary[f"{kind}_{k}_minus_start"] = interval(v - rows["start"][k])
     rows["summary"] = summary
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rows, indent=1))
+    write_json(args.out, rows)
     for k, v in summary.items():
         print(f"{k}: {v[0]:+.3f} [{v[1]:+.3f}, {v[2]:+.3f}]")
 
