@@ -40,6 +40,58 @@ def parse_variant(text: str) -> tuple[str, str, dict[str, Any]]:
     return name, run, over
 
 
+
+@dataclasses.dataclass
+class Context:
+    """What every run of a data clone shares: the stage's config (``params.yaml``), the BC start, the warm critics
+    (``margin -> path``: rubric, gt, oracle), with the stage's threads and CPU kernels pinned
+    (``threads.pin_stage_threads``: without them a run differs from the stage's)."""
+
+    env: str
+    cfg: Any  # ShieldPPOConfig
+    label_cfg: Any  # RubricLabelConfig
+    bc: Path
+    warm: dict[str, str]
+
+    @classmethod
+    def load(cls, env: str, warm: dict[str, str]) -> Context:
+        from embodied_safety.config.params import load_params
+        from embodied_safety.config.rubric_label import RubricLabelConfig
+        from embodied_safety.config.shield_ppo import ShieldPPOConfig
+        from embodied_safety.threads import pin_stage_threads
+        from flows._shield import BC
+
+        pin_stage_threads()
+        return cls(env, load_params("shield_ppo", ShieldPPOConfig), load_params("rubric_label", RubricLabelConfig),
+                   BC / env, warm)
+
+    @property
+    def episodes(self) -> int:
+        return int(self.cfg.eval_episodes[self.env])
+
+    def start(self) -> Any:
+        from embodied_safety.shield.policy.visuomotor import load_policy
+
+        return load_policy(self.bc)
+
+    def prepare(self, run: str, over: dict[str, Any], seed: int) -> tuple[Any, Any, Any, Any]:
+        """(policy, PPOConfig, warm critic or None, margin source) of stage run ``run`` + ``over`` at ``seed``, as
+        ``shield_ppo`` builds them (``runs.ppo_config``)."""
+        from embodied_safety.shield.costs.sources import margin_for
+        from embodied_safety.shield.rl.critic import load_critic
+        from embodied_safety.shield.rl.runs import RUN_CRITIC, ppo_config
+        from flows._shield import CALIBRATION
+        from tasks.shield import STORE
+
+        pcfg = dataclasses.replace(ppo_config(self.cfg, self.env, run, seed), **over)
+        policy = self.start()
+        margin_key = "oracle" if run in RUN_CRITIC else pcfg.margin
+        critic = (load_critic(Path(self.warm[margin_key]), policy.config)
+                  if pcfg.method in ("gated", "penalty") else None)
+        src = margin_for(self.env, pcfg.margin, CALIBRATION / self.env, self.label_cfg, STORE)
+        return policy, pcfg, critic, src
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variant", action="append", default=[], help="name:run[:key=value,...]")
@@ -52,39 +104,22 @@ def main(argv: list[str] | None = None) -> None:
                     "names, other seeds): their seeds join the summary (``summary`` then covers every file's seeds)")
     args = ap.parse_args(argv)
 
-    from embodied_safety.config.params import load_params
-    from embodied_safety.config.rubric_label import RubricLabelConfig
-    from embodied_safety.config.shield_ppo import ShieldPPOConfig
     from embodied_safety.io import write_json
-    from embodied_safety.shield.costs.sources import margin_for
-    from embodied_safety.shield.policy.visuomotor import load_policy
-    from embodied_safety.shield.rl.critic import load_critic
     from embodied_safety.shield.rl.ppo import train
-    from embodied_safety.shield.rl.runs import RUN_CRITIC, evaluate_conditions, ppo_config
-    from embodied_safety.threads import pin_stage_threads
-    from flows._shield import BC, CALIBRATION
-    from tasks.shield import STORE
+    from embodied_safety.shield.rl.runs import evaluate_conditions
 
-    pin_stage_threads()  # the stage's threads and CPU kernels: without them a run differs from the stage's
-
-    cfg = load_params("shield_ppo", ShieldPPOConfig)
-    label_cfg = load_params("rubric_label", RubricLabelConfig)
-    env, bc, episodes = args.env, BC / args.env, cfg.eval_episodes[args.env]
-    warm = dict(w.split("=", 1) for w in args.warm)
+    ctx = Context.load(args.env, dict(w.split("=", 1) for w in args.warm))
+    env, episodes = ctx.env, ctx.episodes
     done: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
     if "start" not in done:
-        done["start"] = evaluate_conditions(env, load_policy(bc), episodes, ["in"])["in"]
+        done["start"] = evaluate_conditions(env, ctx.start(), episodes, ["in"])["in"]
     runs = done.setdefault("runs", {})
     for text in args.variant or []:
         name, run, over = parse_variant(text)
         for seed in args.seeds:
             if str(seed) in runs.get(name, {}).get("seeds", {}):
                 continue
-            pcfg = dataclasses.replace(ppo_config(cfg, env, run, seed), **over)
-            policy = load_policy(bc)
-            margin_key = "oracle" if run in RUN_CRITIC else pcfg.margin
-            critic = load_critic(Path(warm[margin_key]), policy.config) if pcfg.method in ("gated", "penalty") else None
-            src = margin_for(env, pcfg.margin, CALIBRATION / env, label_cfg, STORE)
+            policy, pcfg, critic, src = ctx.prepare(run, over, seed)
             t0 = time.perf_counter()
             res = train(policy, env, src, pcfg, critic=critic, progress=None)
             ev = evaluate_conditions(env, res.policy, episodes, ["in"])["in"]

@@ -1,0 +1,161 @@
+"""Experiment (docs/shield_ppo.md, "Stop 45"): when does a PPO run lose the start, and would a validated checkpoint keep it?
+
+Each variant (``name:run[:key=value,...]``, as in ``ppo_variants.py``) is trained over seeds from the clone's BC start
+with the stage's config, warm critics, threads and CPU kernels. Every ``--every`` iterations (and at iteration 0, the
+start) the deterministic policy is evaluated on two disjoint episode sets: *validation* (``episode_seed(--val-base,
+i)``, used only to choose) and *test* (the stage's evaluation episodes, ``runs.EVAL_BASE``, never used to choose).
+Training is not perturbed (deterministic evaluation draws no noise; the final test numbers equal
+``ppo_variants.py``'s for the same seed). Written per variant:
+
+* the curve: test and validation SR / CSC per evaluated iteration, mean over seeds;
+* ``final``: the last iterate on test (what the stage reports now);
+* ``select``: the checkpoint with the best validation SR (ties: lower validation CSC, then the later one) among the
+  evaluated iterations *including* the start, on test; ``select_trained``: the same among trained checkpoints only.
+
+Each as mean ± std over seeds with paired 95 % t intervals against the start and against ``--baseline``. Run from a
+data clone that ran ``shield_ppo@dubins``:
+
+    python experiments/checkpoint_curve.py --warm rubric=.cache/shield/critic_warm/<key> \\
+        --variant lag:ppo_lag --variant gated:gated --baseline lag --seeds 0 1 2 3 4 \\
+        --out experiments/results/checkpoint_curve.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from oracle_study import paired, run_summary
+from ppo_variants import Context, parse_variant
+
+VAL_BASE = 3100  # validation episodes: disjoint from the stage's evaluation (3000), BC (1000-1200) and rollouts
+
+
+def evaluate(policy: Any, base: int, episodes: int) -> dict[str, float]:
+    """The deterministic policy on ``episode_seeds(base, range(episodes))`` (Dubins-VL, as ``evaluate_conditions``)."""
+    from embodied_safety.envs.control.dubins import DubinsVLVec
+    from embodied_safety.shield.policy.demos import episode_seeds
+    from embodied_safety.shield.policy.rollouts import evaluate_policy
+
+    m = evaluate_policy(None, policy, episode_seeds(base, range(episodes)), n_envs=64,
+                        make_vec=lambda n: DubinsVLVec(n, render=True))
+    return {k: float(v) for k, v in m.items()}
+
+
+def choose(curve: list[dict[str, Any]], trained_only: bool = False) -> dict[str, Any]:
+    """The checkpoint with the best validation SR (then lower validation CSC, then later)."""
+    rows = [r for r in curve if r["iteration"] > 0 or not trained_only]
+    return max(rows, key=lambda r: (r["val"]["sr"], -r["val"]["csc"], r["iteration"]))
+
+
+def summarise(runs: dict[str, Any], start: dict[str, float], baseline: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    picks = {"final": lambda c: c[-1], "select": choose, "select_trained": lambda c: choose(c, True)}
+    per = {n: {p: {int(s): f(r["curve"])["test"] for s, r in e["seeds"].items()} for p, f in picks.items()}
+           for n, e in runs.items()}
+    for n, e in runs.items():
+        curves = [r["curve"] for r in e["seeds"].values()]
+        its = [r["iteration"] for r in curves[0]]
+        out[n] = {"curve": [{"iteration": it, **{f"{part}_{k}": float(np.mean([c[i][part][k] for c in curves]))
+                                                  for part in ("test", "val") for k in ("sr", "csc")}}
+                            for i, it in enumerate(its)],
+                  "selected_iterations": {p: [f(r["curve"])["iteration"] for r in e["seeds"].values()]
+                                          for p, f in picks.items() if p != "final"}}
+        for p in picks:
+            out[n][p] = run_summary(per[n][p], start)
+            if baseline in per and n != baseline:
+                out[n][p] |= {f"{k}_minus_baseline": v for k, v in paired(per[n][p], per[baseline][p]).items()}
+    return out
+
+
+def plot(summary: dict[str, Any], start: dict[str, float], path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from embodied_safety.evaluation.plots import save_figure
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for n, s in summary.items():
+        its = [r["iteration"] for r in s["curve"]]
+        for ax, k in zip(axes, ("sr", "csc"), strict=True):
+            line, = ax.plot(its, [r[f"test_{k}"] for r in s["curve"]], marker="o", label=f"{n} (test)")
+            ax.plot(its, [r[f"val_{k}"] for r in s["curve"]], ls=":", color=line.get_color(), label=f"{n} (validation)")
+    for ax, k, name in zip(axes, ("sr", "csc"), ("SR (safe + reach)", "CSC"), strict=True):
+        ax.axhline(start[k], color="0.5", lw=1, ls="--", label="start (test)")
+        ax.set_xlabel("PPO iteration")
+        ax.set_ylabel(name)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Dubins-VL demo budget: the deterministic policy every few iterations, mean over seeds")
+    fig.tight_layout()
+    save_figure(fig, path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--variant", action="append", default=[], help="name:run[:key=value,...]")
+    ap.add_argument("--warm", action="append", default=[], help="margin=path of a warm critic (rubric, gt, oracle)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--every", type=int, default=4, help="evaluate every this many iterations (and the last)")
+    ap.add_argument("--val-base", type=int, default=VAL_BASE)
+    ap.add_argument("--baseline", default=None)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+
+    from embodied_safety.io import write_json
+    from embodied_safety.shield.rl.ppo import train
+    from embodied_safety.shield.rl.runs import EVAL_BASE
+
+    ctx = Context.load("dubins", dict(w.split("=", 1) for w in args.warm))
+    n = ctx.episodes
+    done: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
+    if "start" not in done:
+        start = ctx.start()
+        done["start"] = {"iteration": 0, "test": evaluate(start, EVAL_BASE, n), "val": evaluate(start, args.val_base, n)}
+    runs = done.setdefault("runs", {})
+    for text in args.variant:
+        name, run, over = parse_variant(text)
+        for seed in args.seeds:
+            if str(seed) in runs.get(name, {}).get("seeds", {}):
+                continue
+            policy, pcfg, critic, src = ctx.prepare(run, over, seed)
+            curve: list[dict[str, Any]] = [done["start"]]
+
+            def log(row: dict[str, float], it: int, _p: Any = policy, _c: list[dict[str, Any]] = curve,
+                    _last: int = pcfg.iterations) -> None:
+                if it % args.every == 0 or it == _last:
+                    _c.append({"iteration": it, "test": evaluate(_p, EVAL_BASE, n),
+                               "val": evaluate(_p, args.val_base, n), "dual": row.get("dual", float("nan"))})
+
+            t0 = time.perf_counter()
+            train(policy, ctx.env, src, pcfg, critic=critic, log=log, progress=None)
+            entry = runs.setdefault(name, {"run": run, "overrides": over, "seeds": {}})
+            entry["seeds"][str(seed)] = {"curve": curve, "seconds": time.perf_counter() - t0}
+            pick = choose(curve)
+            print(f"{name} seed {seed}: final test SR {curve[-1]['test']['sr']:.2f} CSC {curve[-1]['test']['csc']:.2f}"
+                  f" | chosen it {pick['iteration']}: test SR {pick['test']['sr']:.2f} CSC {pick['test']['csc']:.2f}"
+                  f" ({time.perf_counter() - t0:.0f} s)", flush=True)
+            write_json(args.out, done)
+    start_test = done["start"]["test"]
+    done["summary"] = summarise(runs, start_test, args.baseline)
+    done["baseline"] = args.baseline
+    write_json(args.out, done)
+    plot(done["summary"], start_test, args.out.with_suffix(".png"))
+    print(f"start: test SR {start_test['sr']:.3f} CSC {start_test['csc']:.2f}; "
+          f"val SR {done['start']['val']['sr']:.3f} CSC {done['start']['val']['csc']:.2f}")
+    for name, s in done["summary"].items():
+        for p in ("final", "select", "select_trained"):
+            r = s[p]
+            line = (f"{name}/{p}: SR {r['sr'][0]:.3f}±{r['sr'][1]:.3f} CSC {r['csc'][0]:.2f}±{r['csc'][1]:.2f} "
+                    f"SR−start {r['sr_minus_start'][0]:+.3f} [{r['sr_minus_start'][1]:+.3f}, {r['sr_minus_start'][2]:+.3f}]")
+            if "sr_minus_baseline" in r:
+                b, c = r["sr_minus_baseline"], r["csc_minus_baseline"]
+                line += f" | −{args.baseline}: SR {b[0]:+.3f} [{b[1]:+.3f}, {b[2]:+.3f}] CSC {c[0]:+.2f} [{c[1]:+.2f}, {c[2]:+.2f}]"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
