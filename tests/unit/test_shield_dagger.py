@@ -7,7 +7,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 gym = pytest.importorskip("gymnasium")
 
-from embodied_safety.shield.policy.bc import selection_key, train_bc  # noqa: E402
+from embodied_safety.shield.policy.bc import pick_checkpoint, selection_key, sr_standard_error, train_bc  # noqa: E402
 from embodied_safety.shield.policy.dagger import collect_dagger, dagger  # noqa: E402
 from embodied_safety.shield.policy.demos import DemoSet, collect_demos, episode_seeds  # noqa: E402
 from tests.unit.test_shield_policy import LineEnv, line_expert, one_thread, small_policy  # noqa: E402, F401 (autouse fixture)
@@ -89,3 +89,56 @@ def test_selection_by_sr_picks_the_best_sr_checkpoint():
             < selection_key({"epoch": 2, "val_loss": 0.1, "sr": 0.4, "violation_rate": 0.2}, "sr"))
     with pytest.raises(ValueError):
         selection_key({"epoch": 1.0}, "return")
+
+
+def row(epoch: int, sr: float, violation: float, episodes: float = 100.0, val: float = 0.5) -> dict[str, float]:
+    return {"epoch": float(epoch), "sr": sr, "violation_rate": violation, "episodes": episodes, "val_loss": val}
+
+
+def test_one_standard_error_rule_prefers_the_safer_checkpoint_within_the_noise():
+    assert sr_standard_error(row(1, 0.25, 0.0, episodes=100)) == pytest.approx(np.sqrt(0.25 * 0.75 / 100))
+    assert sr_standard_error({"sr": 0.3}) == 0.0  # no episode count: no tolerance
+    rows = [row(5, 0.11, 0.35), row(10, 0.27, 0.39), row(15, 0.20, 0.10), row(20, 0.26, 0.26), row(25, 0.24, 0.30)]
+    # SE of the best (0.27 over 100 episodes) = 0.044: 0.26 and 0.24 are as good on success; 0.20 is not
+    assert pick_checkpoint(rows, "sr") == 1
+    assert pick_checkpoint(rows, "sr_1se") == 3
+    # with 1,000 episodes the SE is 0.014: only 0.27 and 0.26 tie, and 0.26 is still the safer
+    many = [{**r, "episodes": 1000.0} for r in rows]
+    assert pick_checkpoint(many, "sr_1se") == 3
+    many[3]["sr"] = 0.25  # now outside one SE: the best SR wins
+    assert pick_checkpoint(many, "sr_1se") == 1
+    # equal violation inside the pool: the higher SR, then the lower held-out NLL
+    assert pick_checkpoint([row(1, 0.25, 0.2), row(2, 0.27, 0.2)], "sr_1se") == 1
+    assert pick_checkpoint([row(1, 0.27, 0.2, val=0.4), row(2, 0.27, 0.2, val=0.3)], "sr_1se") == 1
+    # rows without an evaluation are no candidates; none at all -> None
+    assert pick_checkpoint([{"epoch": 1.0, "val_loss": 0.1}, row(2, 0.1, 0.9)], "sr_1se") == 1
+    assert pick_checkpoint([{"epoch": 1.0, "val_loss": 0.1}], "sr_1se") is None
+
+
+def test_sr_1se_restores_the_safer_weights_in_bc_and_across_dagger_rounds():
+    demos = collect_demos(LineEnv, line_expert, n_episodes=6, seed=0)
+    scores = [(0.30, 0.40), (0.10, 0.0), (0.28, 0.20), (0.31, 0.45)]  # (sr, violation) per evaluation
+    policy, snapshots = small_policy(), []
+
+    def fake_eval(p):
+        snapshots.append({k: v.clone() for k, v in p.state_dict().items()})
+        sr, vr = scores[len(snapshots) - 1]
+        return {"sr": sr, "violation_rate": vr, "episodes": 100.0}
+
+    hist = train_bc(policy, demos, epochs=4, batch_size=16, lr=1e-3, seed=0, shift=0, eval_fn=fake_eval,
+                    select_by="sr_1se")
+    assert hist.best_epoch == 3 and hist.final()["select_by_sr"] == 1.0  # 0.28 is within 0.046 of 0.31
+    for k, v in policy.state_dict().items():
+        torch.testing.assert_close(v, snapshots[2][k])
+    # DAgger: each round chooses its own, then the rounds' choices are compared by the same rule
+    scores[:] = [(0.30, 0.40), (0.20, 0.0), (0.27, 0.10)]  # round 0, 1, 2 (one evaluation each)
+    policy, snapshots[:] = small_policy(), []
+    hist, _ = dagger(policy, demos, line_expert, rounds=2, episodes=2, bc_epochs=1, epochs=1, seed=0,
+                     make_env=LineEnv, batch_size=16, lr=1e-3, shift=0, eval_fn=fake_eval, select_by="sr_1se")
+    assert hist.best_epoch == 3  # round 2's 0.27 / 0.10 beats round 0's 0.30 / 0.40 within one SE
+    for k, v in policy.state_dict().items():
+        torch.testing.assert_close(v, snapshots[2][k])
+    policy, snapshots[:] = small_policy(), []
+    hist, _ = dagger(policy, demos, line_expert, rounds=2, episodes=2, bc_epochs=1, epochs=1, seed=0,
+                     make_env=LineEnv, batch_size=16, lr=1e-3, shift=0, eval_fn=fake_eval, select_by="sr")
+    assert hist.best_epoch == 1  # plain SR: round 0

@@ -22,14 +22,15 @@ class BCPolicyConfig:
     seed: int = 0
     threads: int = 2
     # checkpoint: "sr" = closed-loop SR on the selection seeds (ties: violation rate, then held-out NLL), every
-    # eval_every epochs and at each round's end; "nll" = lowest held-out NLL (the old rule). Envs without a
-    # vectorised env are not evaluated per epoch and fall back to "nll".
-    select_by: Literal["sr", "nll"] = "sr"
-    select_episodes: dict[str, int] = per_env(dubins=100, turtlebot=10, franka=4)
+    # eval_every epochs and at each round's end; "sr_1se" = the lowest violation rate among the checkpoints whose SR
+    # is within one standard error of the best (shield/policy/bc.py: pick_checkpoint); "nll" = lowest held-out NLL
+    # (the old rule). Envs without a vectorised env are not evaluated per epoch and fall back to "nll".
+    select_by: Literal["sr", "sr_1se", "nll"] = "sr_1se"
+    select_episodes: dict[str, int] = per_env(dubins=400, turtlebot=10, franka=4)
     eval_every: int = 5
     # DAgger with the privileged scripted expert (shield/policy/dagger.py): rounds after the BC epochs, the
     # policy's own episodes per round (labelled by the expert, aggregated), retraining epochs per round
-    dagger_rounds: dict[str, int] = per_env(dubins=3, turtlebot=0, franka=0)
+    dagger_rounds: dict[str, int] = per_env(dubins=5, turtlebot=0, franka=0)
     dagger_episodes: dict[str, int] = per_env(dubins=100, turtlebot=10, franka=4)
     dagger_epochs: dict[str, int] = per_env(dubins=5, turtlebot=2, franka=2)
     dagger_beta: float = 0.0  # round r executes the expert's action with probability beta**r (0: policy only)

@@ -16,11 +16,13 @@ augmentation draw from seeded generators; CPU kernels are deterministic). The ch
 the end is chosen by :func:`selection_key`: ``select_by="nll"`` (the old rule) keeps the epoch with the
 lowest validation loss (the last one without a validation split); ``select_by="sr"`` keeps the evaluated
 epoch with the highest closed-loop SR of ``eval_fn`` (ties: lower violation rate, then lower validation
-loss), falling back to the NLL rule when no epoch was evaluated.
+loss); ``select_by="sr_1se"`` keeps, among the evaluated epochs within one standard error of the best SR, the one
+with the lowest violation rate (:func:`pick_checkpoint`). Both fall back to the NLL rule when no epoch was evaluated.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -37,15 +39,16 @@ from .visuomotor import GaussianPolicy, clipped_gaussian_log_prob
 
 EvalFn = Callable[[GaussianPolicy], dict[str, float]]
 Log = Callable[[dict[str, float], int], None]
-SELECT_BY = ("nll", "sr")
+SELECT_BY = ("nll", "sr", "sr_1se")
 SYMMETRIES = ("none", "d4")
 
 
 def selection_key(row: dict[str, float], select_by: str = "nll") -> tuple[float, ...] | None:
     """Sort key of an epoch row for checkpoint selection (lower is better), ``None`` if not a candidate.
 
-    ``"nll"``: the held-out NLL. ``"sr"``: (-SR, violation rate, held-out NLL) on rows that carry the
-    closed-loop evaluation (``sr``), so a tie in SR goes to the safer checkpoint, then the better fit.
+    ``"nll"``: the held-out NLL. ``"sr"`` and ``"sr_1se"``: (-SR, violation rate, held-out NLL) on rows that carry
+    the closed-loop evaluation (``sr``), so a tie in SR goes to the safer checkpoint, then the better fit
+    (``"sr_1se"`` widens the tie to one standard error: :func:`pick_checkpoint`).
     """
     if select_by not in SELECT_BY:
         raise ValueError(f"select_by must be one of {SELECT_BY}, not {select_by!r}")
@@ -56,6 +59,33 @@ def selection_key(row: dict[str, float], select_by: str = "nll") -> tuple[float,
     if "sr" not in row:
         return None
     return (-float(row["sr"]), float(row.get("violation_rate", 0.0)), val)
+
+
+def sr_standard_error(row: dict[str, float]) -> float:
+    """The binomial standard error of a row's closed-loop SR over its ``episodes`` (0 when it has none)."""
+    p, n = float(row["sr"]), float(row.get("episodes", 0.0))
+    return math.sqrt(p * (1.0 - p) / n) if n > 0 else 0.0
+
+
+def pick_checkpoint(rows: list[dict[str, float]], select_by: str = "nll") -> int | None:
+    """Index of the row to restore among ``rows`` (``None`` if none is a candidate).
+
+    ``"nll"`` / ``"sr"``: the lowest :func:`selection_key` (the first of equals). ``"sr_1se"``, the one-standard-error
+    rule (Breiman et al. 1984) for a safety start: every evaluated row whose SR is within one binomial standard
+    error of the best SR is as good on success as the evaluation can tell, and among those the lowest violation
+    rate wins (then the higher SR, then the lower held-out NLL). Plain ``"sr"`` lets one episode in a hundred of
+    success outweigh any number of violations.
+    """
+    keys = [selection_key(r, select_by) for r in rows]
+    cands = [i for i, k in enumerate(keys) if k is not None]
+    if not cands:
+        return None
+    if select_by != "sr_1se":
+        return min(cands, key=lambda i: keys[i])  # type: ignore[arg-type, return-value]
+    best = min(cands, key=lambda i: keys[i])  # type: ignore[arg-type, return-value]
+    floor = float(rows[best]["sr"]) - sr_standard_error(rows[best])
+    pool = [i for i in cands if float(rows[i]["sr"]) >= floor - 1e-12]
+    return min(pool, key=lambda i: (float(rows[i].get("violation_rate", 0.0)), keys[i]))  # type: ignore[operator]
 
 
 @dataclass
@@ -75,7 +105,7 @@ class BCHistory:
         """The restored (best) epoch's row plus run totals."""
         last = self.rows[-1] if self.rows else {}
         row = next((r for r in self.rows if int(r["epoch"]) == self.best_epoch), last)
-        return {**row, "best_epoch": float(self.best_epoch), "select_by_sr": float(self.select_by == "sr"),
+        return {**row, "best_epoch": float(self.best_epoch), "select_by_sr": float(self.select_by != "nll"),
                 "train_episodes": float(self.train_episodes),
                 "val_episodes": float(self.val_episodes), "train_steps": float(self.train_steps),
                 "total_seconds": self.seconds}
@@ -234,6 +264,17 @@ def _evaluate_loss(policy: GaussianPolicy, demos: DemoSet, idx: np.ndarray,
     return tot_nll / len(idx), tot_mse / len(idx)
 
 
+def keep_candidate(cands: list[tuple[dict[str, float], dict[str, Any]]], row: dict[str, float], policy: torch.nn.Module,
+                   select_by: str) -> list[tuple[dict[str, float], dict[str, Any]]]:
+    """``cands`` with ``row`` and a copy of ``policy``'s weights added if the row is a candidate. Under ``"nll"`` every
+    epoch is one, so only the best so far is kept (one copy in memory); the SR rules keep every evaluated row."""
+    key = selection_key(row, select_by)
+    if key is None or (select_by == "nll" and cands and not key < selection_key(cands[0][0], select_by)):  # type: ignore[operator]
+        return cands
+    state = {k: v.detach().clone() for k, v in policy.state_dict().items()}
+    return [(row, state)] if select_by == "nll" else [*cands, (row, state)]
+
+
 def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_size: int = 64, lr: float = 3e-4,
              seed: int = 0, eval_fn: EvalFn | None = None, val_fraction: float = 0.1, eval_every: int = 1,
              shift: int = 4, weight_decay: float = 0.0, keep_best: bool = True, log: Log | None = None,
@@ -246,8 +287,8 @@ def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_siz
     of that many pixels. ``symmetry="d4"`` maps each training frame and its action by a random element of
     the square's symmetry group (:func:`dihedral`); ``None`` takes the policy's own declaration
     (:func:`policy_symmetry`: ``PolicyConfig.symmetry``, ``"d4"`` for Dubins-VL). ``keep_best`` keeps an
-    in-memory copy of the best state (lowest held-out NLL, or best closed-loop SR with ``select_by="sr"``:
-    :func:`selection_key`) and restores it at the end; turn it off for a backbone too big to copy.
+    in-memory copy of the best state (lowest held-out NLL) or of every evaluated one (``select_by="sr"`` /
+    ``"sr_1se"``) and restores the one :func:`pick_checkpoint` chooses; turn it off for a backbone too big to copy.
     ``log(metrics, epoch)`` receives each row (MLflow-style).
     """
     t0 = time.time()
@@ -267,12 +308,12 @@ def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_siz
     # foreach: one multi-tensor update; on CPU torch defaults to a Python loop over the tensors. Two Dubins-VL BC epochs
     # on 2 cores: 7.6 s -> 6.9 s, the same weights to the last bit (stop 35)
     opt = torch.optim.Adam(list(policy.parameters()), lr=lr, weight_decay=weight_decay, foreach=True)
-    if select_by == "sr" and eval_fn is None:
+    if select_by != "nll" and eval_fn is None:
         select_by = "nll"  # nothing to rank by SR
     selection_key({"epoch": 0.0}, select_by)  # validates the name
     hist = BCHistory(train_episodes=len(train_eps), val_episodes=len(val_eps), train_steps=len(train_idx),
                      select_by=select_by)
-    best: tuple[tuple[float, ...], dict[str, Any]] | None = None
+    cands: list[tuple[dict[str, float], dict[str, Any]]] = []  # (row, weights) of the checkpoints to choose from
     for epoch in range(1, epochs + 1):
         te = time.time()
         policy.train()
@@ -297,14 +338,14 @@ def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_siz
         hist.rows.append(row)
         if log is not None:
             log({f"bc/{k}": v for k, v in row.items() if k != "epoch"}, epoch)
-        score = selection_key(row, select_by)
         if not keep_best:
             hist.best_epoch = epoch
-        elif score is not None and (best is None or score < best[0]):
-            best = (score, {k: v.detach().clone() for k, v in policy.state_dict().items()})
-            hist.best_epoch = epoch
-    if best is not None:
-        policy.load_state_dict(best[1])
+        else:
+            cands = keep_candidate(cands, row, policy, select_by)
+    if cands:
+        row, state = cands[pick_checkpoint([r for r, _ in cands], select_by)]  # type: ignore[index]
+        policy.load_state_dict(state)
+        hist.best_epoch = int(row["epoch"])
     policy.eval()
     hist.seconds = time.time() - t0
     if plot_path is not None:

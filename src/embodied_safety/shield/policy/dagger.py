@@ -13,8 +13,9 @@ own trajectories). Each round ``r = 1..R`` then
 3. aggregates those steps into the demo set and retrains the policy on all of it, warm-started
    from the current weights (:func:`.bc.train_bc`, a fresh optimiser each round).
 
-The checkpoint kept is chosen across all rounds by :func:`.bc.selection_key` (closed-loop SR of
-``eval_fn`` on held-out seeds by default; ties: lower violation rate, then lower held-out NLL).
+The checkpoint kept is chosen among the rounds' chosen checkpoints by :func:`.bc.pick_checkpoint` (closed-loop
+SR of ``eval_fn`` on held-out seeds by default, ties: lower violation rate, then lower held-out NLL; ``"sr_1se"``:
+the lowest violation rate within one standard error of the best SR).
 
 Deterministic for a seed and a starting policy: round ``r`` plays the episode seeds
 ``episode_seeds(seed + rollout_base, range((r-1)·n, r·n))`` (consecutive, so a vectorised env replays
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .bc import BCHistory, EvalFn, Log, selection_key, train_bc
+from .bc import BCHistory, EvalFn, Log, pick_checkpoint, selection_key, train_bc
 from .demos import DemoSet, Expert, MakeEnv, _info_float, _instruction_ids, episode_seeds
 from .rollouts import MakeVec, _consecutive_chunks, _row, episode_list, eval_mode
 from .visuomotor import GaussianPolicy
@@ -211,7 +212,8 @@ def dagger(policy: GaussianPolicy, demos: DemoSet, expert: Expert, *, rounds: in
     t0 = time.time()
     hist = BCHistory()
     data = demos
-    best: tuple[tuple[float, ...], dict[str, Any]] | None = None
+    cands: list[tuple[dict[str, float], dict[str, Any]]] = []  # each round's chosen row (epoch across rounds), weights
+    sizes: list[tuple[int, int, int]] = []  # each round's (train episodes, validation episodes, train steps)
     offset = 0
     for r in range(rounds + 1):
         tr = time.time()
@@ -236,11 +238,10 @@ def dagger(policy: GaussianPolicy, demos: DemoSet, expert: Expert, *, rounds: in
         for row in h.rows:
             hist.rows.append({**row, "epoch": row["epoch"] + offset, "round": float(r)})
         chosen = h.final()
-        key = selection_key({**chosen, "epoch": chosen["epoch"] + offset}, h.select_by)
-        if key is not None and (best is None or key < best[0]):
-            best = (key, {k: v.detach().clone() for k, v in policy.state_dict().items()})
-            hist.best_epoch = h.best_epoch + offset
-            hist.train_episodes, hist.val_episodes, hist.train_steps = h.train_episodes, h.val_episodes, h.train_steps
+        if selection_key(chosen, h.select_by) is not None:
+            cands.append(({**chosen, "epoch": float(h.best_epoch + offset)},
+                          {k: v.detach().clone() for k, v in policy.state_dict().items()}))
+            sizes.append((h.train_episodes, h.val_episodes, h.train_steps))
         hist.select_by = h.select_by
         summary = {"round": float(r), "start_epoch": float(offset + 1), "steps": float(data.n_steps),
                    "episodes": float(data.n_episodes), **info,
@@ -250,8 +251,11 @@ def dagger(policy: GaussianPolicy, demos: DemoSet, expert: Expert, *, rounds: in
         if log is not None:
             log({f"dagger/{k}": v for k, v in summary.items() if k != "round"}, r)
         offset += len(h.rows)
-    if best is not None:
-        policy.load_state_dict(best[1])
+    pick = pick_checkpoint([r for r, _ in cands], hist.select_by)
+    if pick is not None:
+        policy.load_state_dict(cands[pick][1])
+        hist.best_epoch = int(cands[pick][0]["epoch"])
+        hist.train_episodes, hist.val_episodes, hist.train_steps = sizes[pick]
     policy.eval()
     hist.seconds = time.time() - t0
     if plot_path is not None:
