@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 from oracle_study import paired, run_summary
-from ppo_variants import Context, parse_variant
+from ppo_variants import Context, parse_variant, summary_line
 
 VAL_BASE = 3100  # validation episodes: disjoint from the stage's evaluation (3000), BC (1000-1200) and rollouts
 
@@ -148,13 +148,7 @@ def main(argv: list[str] | None = None) -> None:
           f"val SR {done['start']['val']['sr']:.3f} CSC {done['start']['val']['csc']:.2f}")
     for name, s in done["summary"].items():
         for p in ("final", "select", "select_trained"):
-            r = s[p]
-            line = (f"{name}/{p}: SR {r['sr'][0]:.3f}±{r['sr'][1]:.3f} CSC {r['csc'][0]:.2f}±{r['csc'][1]:.2f} "
-                    f"SR−start {r['sr_minus_start'][0]:+.3f} [{r['sr_minus_start'][1]:+.3f}, {r['sr_minus_start'][2]:+.3f}]")
-            if "sr_minus_baseline" in r:
-                b, c = r["sr_minus_baseline"], r["csc_minus_baseline"]
-                line += f" | −{args.baseline}: SR {b[0]:+.3f} [{b[1]:+.3f}, {b[2]:+.3f}] CSC {c[0]:+.2f} [{c[1]:+.2f}, {c[2]:+.2f}]"
-            print(line)
+            print(summary_line(f"{name}/{p}", s[p], args.baseline))
 
 
 if __name__ == "__main__":

@@ -41,6 +41,17 @@ def parse_variant(text: str) -> tuple[str, str, dict[str, Any]]:
 
 
 
+def summary_line(name: str, s: dict[str, Any], baseline: str | None) -> str:
+    """One run's :func:`oracle_study.run_summary` (plus ``*_minus_baseline`` when paired) as a line of text."""
+    d = s["sr_minus_start"]
+    line = (f"{name}: SR {s['sr'][0]:.3f}±{s['sr'][1]:.3f} CSC {s['csc'][0]:.2f}±{s['csc'][1]:.2f} "
+            f"SR−start {d[0]:+.3f} [{d[1]:+.3f}, {d[2]:+.3f}]")
+    if "sr_minus_baseline" in s:
+        b, c = s["sr_minus_baseline"], s["csc_minus_baseline"]
+        line += f" | −{baseline}: SR {b[0]:+.3f} [{b[1]:+.3f}, {b[2]:+.3f}] CSC {c[0]:+.2f} [{c[1]:+.2f}, {c[2]:+.2f}]"
+    return line
+
+
 @dataclasses.dataclass
 class Context:
     """What every run of a data clone shares: the stage's config (``params.yaml``), the BC start, the warm critics
@@ -151,12 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     write_json(args.out, done)
     print(f"start: SR {done['start']['sr']:.3f} CSC {done['start']['csc']:.2f}")
     for n, s in done["summary"].items():
-        line = f"{n}: SR {s['sr'][0]:.3f}±{s['sr'][1]:.3f} CSC {s['csc'][0]:.2f}±{s['csc'][1]:.2f} " \
-               f"SR−start {s['sr_minus_start'][0]:+.3f} [{s['sr_minus_start'][1]:+.3f}, {s['sr_minus_start'][2]:+.3f}]"
-        if "sr_minus_baseline" in s:
-            b, c = s["sr_minus_baseline"], s["csc_minus_baseline"]
-            line += f" | −{args.baseline}: SR {b[0]:+.3f} [{b[1]:+.3f}, {b[2]:+.3f}] CSC {c[0]:+.2f} [{c[1]:+.2f}, {c[2]:+.2f}]"
-        print(line)
+        print(summary_line(n, s, args.baseline))
 
 
 if __name__ == "__main__":
