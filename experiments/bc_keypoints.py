@@ -20,14 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-
-def parse_override(text: str) -> tuple[str, Any]:
-    """``key=value`` with ``value`` read as JSON when it parses (a string otherwise)."""
-    k, v = text.split("=", 1)
-    try:
-        return k, json.loads(v)
-    except json.JSONDecodeError:
-        return k, v
+from ppo_variants import parse_override
 
 
 def main(argv: list[str] | None = None) -> None:

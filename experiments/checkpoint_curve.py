@@ -36,14 +36,10 @@ VAL_BASE = 3100  # validation episodes: disjoint from the stage's evaluation (30
 
 
 def evaluate(policy: Any, base: int, episodes: int) -> dict[str, float]:
-    """The deterministic policy on ``episode_seeds(base, range(episodes))`` (Dubins-VL, as ``evaluate_conditions``)."""
-    from embodied_safety.envs.control.dubins import DubinsVLVec
-    from embodied_safety.shield.policy.demos import episode_seeds
-    from embodied_safety.shield.policy.rollouts import evaluate_policy
+    """The deterministic policy on ``episode_seeds(base, range(episodes))`` of Dubins-VL (the stage's evaluator)."""
+    from embodied_safety.shield.policy.start import evaluator
 
-    m = evaluate_policy(None, policy, episode_seeds(base, range(episodes)), n_envs=64,
-                        make_vec=lambda n: DubinsVLVec(n, render=True))
-    return {k: float(v) for k, v in m.items()}
+    return evaluator("dubins", 0, base, episodes)(policy)
 
 
 def choose(curve: list[dict[str, Any]], trained_only: bool = False) -> dict[str, Any]:

@@ -27,17 +27,19 @@ import numpy as np
 from oracle_study import paired, run_summary
 
 
+def parse_override(text: str) -> tuple[str, Any]:
+    """``key=value`` with ``value`` read as JSON when it parses (a string otherwise)."""
+    k, v = text.split("=", 1)
+    try:
+        return k, json.loads(v)
+    except json.JSONDecodeError:
+        return k, v
+
+
 def parse_variant(text: str) -> tuple[str, str, dict[str, Any]]:
-    """``name:run[:key=value,key=value]`` -> (name, run, overrides); values are read as JSON when they parse."""
+    """``name:run[:key=value,key=value]`` -> (name, run, overrides) (:func:`parse_override`)."""
     name, run, *rest = text.split(":", 2)
-    over: dict[str, Any] = {}
-    for item in (rest[0].split(",") if rest and rest[0] else []):
-        k, v = item.split("=", 1)
-        try:
-            over[k] = json.loads(v)
-        except json.JSONDecodeError:
-            over[k] = v
-    return name, run, over
+    return name, run, dict(parse_override(item) for item in (rest[0].split(",") if rest and rest[0] else []))
 
 
 
