@@ -13,10 +13,13 @@ Per env, from the BC policy (``bc_policy``), its rollouts (``shield_rollouts``) 
    policy on the same held-out seeds in-distribution and under the +Color / +Light / +All perturbations.
    A finished run is stored in ``.cache/shield/ppo/<key>/`` (key: the run's config, inputs and code;
    ``tasks/shield_ppo.py``), so a killed stage resumes and a re-run with unchanged inputs trains nothing;
-3. **tables and pictures** in ``data/shield/ppo/<env>/`` (:mod:`embodied_safety.shield.rl.results`): ``tables.md``
+3. **the start**: the BC policy evaluated on the same episodes and conditions (stored by content key), the
+   reference of the do-no-harm form (issue 21: ShieldVLA's SR at least the start's − 0.02, its CSC below
+   PPO-Lagrangian's, over the seeds with 95 % intervals);
+4. **tables and pictures** in ``data/shield/ppo/<env>/`` (:mod:`embodied_safety.shield.rl.results`): ``tables.md``
    (Tables 2/3, 4, 5, 6, 7 layouts), ``curves.png``, ``bars.png``, ``safe_set.png`` (Dubins-VL, Fig. 3),
    ``results.json`` (the ``report`` stage renders every env's rows into ``reports/shield_tables.md``);
-4. **MLflow**: a run per training run (curves, evaluation), the ShieldVLA policy and critic registered as
+5. **MLflow**: a run per training run (curves, evaluation), the ShieldVLA policy and critic registered as
    ``shield_policy_<env>`` / ``shield_critic_<env>``, the best (SR, then CSC) promoted to ``champion``.
 """
 
@@ -35,7 +38,7 @@ from embodied_safety.manifest import write_manifest
 from flows._shield import BC, CALIBRATION, ROLLOUTS
 from flows._stage import Arg, Plot, Stage, run_stage
 from tasks.shield import STORE
-from tasks.shield_ppo import check_gate, report_env, run_path, train_run, warm_critic
+from tasks.shield_ppo import check_gate, evaluate_start, report_env, run_path, train_run, warm_critic
 
 OUT = Path("data/shield/ppo")
 MODELS = Path("models/shield/ppo")
@@ -56,6 +59,7 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
     for wkey, ccfg in todo.critics.items():
         warm[wkey] = warm_critic(inputs, wkey[0], ccfg, dict(cfg.warmup), label_cfg, STORE)
         checks[wkey.name] = check_gate(inputs, wkey[0], warm[wkey], todo.delta, label_cfg, STORE)
+    start = evaluate_start(inputs, cfg, STORE)  # the runs' initial policy on their evaluation episodes
     rows = []
     for job in todo.jobs:
         w = warm.get(job.critic) if job.critic is not None else None
@@ -64,12 +68,12 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
         r["delta_default"] = job.delta is None
         rows.append(r)
     out = scratch_dir(out_root / env)
-    tables, agreement = results.write_env_results(cfg, env, rows, checks, out)
+    tables, agreement = results.write_env_results(cfg, env, rows, checks, start, out)
     write_manifest(out, cfg, inputs=[Path(p) for p in inputs.files()])
     mtmp = scratch_dir(models_root / env)  # the ShieldVLA policy + critic of the best seed, as plain model dirs
     results.copy_best(rows, mtmp)
     replace_dir(mtmp, models_root / env)
-    metrics = results.env_metrics(env, rows, agreement, checks)
+    metrics = results.env_metrics(env, rows, agreement, checks, start)
     report_env(cfg, env, out, rows, metrics)  # MLflow; with ``register``, the champion (and ``promoted`` there)
     replace_dir(out, out_root / env)
     write_json(out_root.parent / f"ppo_metrics_{env}.json", without_run_facts(metrics))

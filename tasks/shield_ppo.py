@@ -109,6 +109,25 @@ def check_gate(inputs: EnvInputs, margin: str, warm: Path, delta: float, label_c
     return json.loads(path.read_text())
 
 
+@task(name="evaluate-start", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
+def evaluate_start(inputs: EnvInputs, cfg: ShieldPPOConfig, store: Path) -> dict[str, dict[str, float]]:
+    """The BC start (every run's initial policy) on the runs' evaluation episodes and conditions — the reference
+    of the do-no-harm form (:func:`~embodied_safety.shield.rl.report.do_no_harm`); stored by content key."""
+    from embodied_safety.shield.policy.visuomotor import load_policy
+    from embodied_safety.shield.rl.runs import evaluate_conditions
+
+    conds = ["in", *cfg.ood]
+    key = content_key({"env": inputs.env, "bc": _file_hash(str(inputs.bc)), "eval": [cfg.eval_episodes[inputs.env], conds],
+                       "code": _code()})
+    path = store / "start_eval" / f"{key}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    ev = evaluate_conditions(inputs.env, load_policy(inputs.bc), cfg.eval_episodes[inputs.env], conds)
+    write_json(path, ev)
+    print(f"{inputs.env}/start: SR {ev['in']['sr']:.3f} CSC {ev['in']['csc']:.2f}")
+    return ev
+
+
 def run_path(cfg: ShieldPPOConfig, inputs: EnvInputs, run: str, seed: int, delta: float | None, warm: Path | None,
              label_cfg: RubricLabelConfig, store: Path) -> Path:
     """Where a run is stored: the hash of its config, evaluation, warm critic, inputs and training code."""

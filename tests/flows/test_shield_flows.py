@@ -104,6 +104,13 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
     # the reference counts exits: replayed states, unsafe now or no escape (shield/rl/viability.py)
     assert all(c["unsafe_frame_rate"] <= c["unrecoverable_frame_rate"] <= 1.0 for c in checks.values())
     assert "Offline gate check" in tables and "dubins/gate_check/rubric/best/infeasible_frac" in out
+    # the start on the runs' episodes (stored once), and the do-no-harm form against it (one seed: no interval)
+    start = json.loads((d / "ppo" / "dubins" / "results.json").read_text())["start"]
+    assert set(start) == {"in", *ppo_cfg.ood} and out["dubins/start/sr"] == start["in"]["sr"]
+    assert len(list((tmp_path / "store" / "start_eval").glob("*.json"))) == 1
+    assert out["dubins/do_no_harm/seeds"] == 1.0 and out["dubins/do_no_harm/shown"] == 0.0
+    assert out["dubins/do_no_harm/sr_minus_start"] == pytest.approx(out["dubins/gated/sr"] - start["in"]["sr"])
+    assert "## The start and the do-no-harm form" in tables and "one seed is a sample" in tables
     assert len(rows) == 6 and {r["run"] for r in rows if r["eval"].get("color")} == {"ppo_lag", "gated"}
     assert all(len(r["history"]) == 2 for r in rows)  # 512 steps / (8 envs x 32 steps)
     assert (m / "ppo" / "dubins" / "critic" / "critic.safetensors").is_file()

@@ -54,6 +54,30 @@ def _row(run: str, seed: int, sr: float, csc: float, delta: float = 0.2, env: st
             "eval": ev, "history": [], "delta_default": default}
 
 
+def test_do_no_harm_form_pairs_seeds_against_the_start_and_ppo_lagrangian() -> None:
+    start = {"sr": 0.30, "csc": 2.0}
+    lag = [_row("ppo_lag", s, 0.25, c) for s, c in enumerate((4.0, 5.0, 6.0))]
+    # gated: SR − start = −0.01, −0.01, +0.02 (mean 0); CSC − PPO-Lagrangian = −1, −1.5, −0.5 (mean −1)
+    gated = [_row("gated", s, sr, c) for s, (sr, c) in enumerate(((0.29, 3.0), (0.29, 3.5), (0.32, 5.5)))]
+    form = rep.do_no_harm(lag + gated, start)
+    assert form is not None and form["seeds"] == 3.0
+    assert form["sr_minus_start"] == pytest.approx(0.0) and form["csc_minus_baseline"] == pytest.approx(-1.0)
+    # t(0.975, 2) = 4.303; sd of the CSC differences 0.5 -> half-width 4.303 * 0.5 / sqrt(3)
+    assert form["csc_minus_baseline_half"] == pytest.approx(4.303 * 0.5 / 3 ** 0.5, rel=1e-3)
+    assert form["holds"] == 1.0 and form["shown"] == 0.0  # the SR interval reaches below −0.02
+    table = rep.table_do_no_harm(lag + gated, start)
+    assert "| BC start (the runs' initial policy) | 0.30 | 2.00 | | |" in table
+    assert "holds on the means, not on the 95 % interval bounds" in table
+    # a seed only one method ran is not paired; one seed: no interval, never "shown"
+    one = rep.do_no_harm([lag[0], gated[0], _row("gated", 7, 0.0, 0.0)], start)
+    assert one is not None and one["seeds"] == 1.0 and one["shown"] == 0.0 and one["holds"] == 1.0
+    assert "one seed is a sample" in rep.table_do_no_harm([lag[0], gated[0]], start)
+    worse = [_row("gated", s, 0.20, 3.0) for s in range(3)]
+    assert rep.do_no_harm(lag + worse, start)["holds"] == 0.0  # type: ignore[index]
+    assert "does not hold" in rep.table_do_no_harm(lag + worse, start)
+    assert rep.do_no_harm(lag, start) is None and "needs both" in rep.table_do_no_harm(lag, start)
+
+
 def test_tables_have_the_papers_layouts() -> None:
     rows = [_row("ppo_lag", s, 0.1 + s / 100, 3.0, ood=True) for s in range(3)]
     rows += [_row("gated", s, 0.2, 1.0 + s, ood=True) for s in range(3)]

@@ -91,6 +91,11 @@ class PPOConfig:
     #: steps it cut off, as the env's reward penalty does. Without it an exit is the cheapest way to stop
     #: accruing cost, and cost-driven updates teach the car to drive off the map (docs/shield_ppo.md)
     exit_is_failure: bool = True
+    #: with ``exit_is_failure``, the training cost of an exit per step it cut off: 1 = every step cut off counts as a
+    #: violating step (the env's reward penalty); a rate such as the start's unsafe-step rate prices an exit at what
+    #: the steps it cut off would have cost on average, so the cost signal is about obstacles, not about staying
+    #: on the map (docs/shield_ppo.md, "Stop 46"). The critic's margin cap is the same either way
+    exit_price: float = 1.0
     #: the episode cost c̄ the dual variable ascends on (Eq. 7): ``train`` = the training cost, an exit priced at the
     #: steps it cut off (leaving the workspace is entering the failure set, so the start's exits violate the budget
     #: and β / λ climb to their caps on Dubins-VL: c̄ ≈ 50-60 against c_max = 3); ``margin`` = the steps whose
@@ -117,6 +122,8 @@ class PPOConfig:
     def __post_init__(self) -> None:
         if self.safety_update == "recovery" and self.method != "gated":
             raise ValueError(f"safety_update: recovery is a gated update, not one for method {self.method!r}")
+        if self.exit_price < 0:
+            raise ValueError(f"exit_price {self.exit_price}: expected >= 0")
         if self.dual_cost not in ("margin", "train"):
             raise ValueError(f"dual_cost {self.dual_cost!r}: expected margin | train")
 
@@ -451,7 +458,7 @@ class GatedPPO:
             if cfg.exit_is_failure and step.exited is not None and step.exited.any():
                 assert step.steps_cut is not None
                 reached_ell = cap_exits(reached_ell, step.exited)
-                train_cost = np.where(step.exited, step.steps_cut, train_cost)
+                train_cost = np.where(step.exited, cfg.exit_price * step.steps_cut, train_cost)
             ro.ell[t], ro.reached_ell[t] = ell, reached_ell
             if isinstance(self.buffer, ReplayBuffer):
                 self.buffer.add(images, instructions, act_np, ell, step.reached_images, reached_ell,

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...evaluation.plots import curve_rows, write_plot_data
+from ...evaluation.stats import t_interval
 
 LABELS: dict[str, str] = {
     "ppo": "Unconstrained PPO",
@@ -174,6 +175,66 @@ def table_gate_check(checks: Mapping[str, Mapping[str, Any]]) -> str:
                      f"{num(c, 'lost_flagged_at_0')} / {num(c, 'recoverable_flagged_at_0')} | "
                      f"{num(c, 'best_candidate_agreement')} | {num(c, 'near_frame_turn_agreement')} "
                      f"({num(c, 'hj_turn_agreement')}) | {verdicts} |")
+    return "\n".join(lines) + "\n"
+
+
+#: issue 21's do-no-harm form: ShieldVLA's SR at least the start's minus this, its CSC below PPO-Lagrangian's
+NO_HARM_SR_SLACK = 0.02
+
+
+def seed_values(rows: Iterable[Mapping[str, Any]], run: str, condition: str = "in") -> dict[int, dict[str, float]]:
+    """seed -> {"sr", "csc"} of one run's default-δ rows (one env's rows)."""
+    return {int(r["seed"]): {k: float(r["eval"][condition][k]) for k in ("sr", "csc")}
+            for r in rows if r["run"] == run and r.get("delta_default", True) and condition in r["eval"]}
+
+
+def do_no_harm(rows: Sequence[Mapping[str, Any]], start: Mapping[str, float], run: str = "gated",
+               baseline: str = "ppo_lag", level: float = 0.95) -> dict[str, float] | None:
+    """Issue 21's do-no-harm form for one env, over the training seeds: ``run``'s SR minus the start's (the BC policy
+    on the same evaluation episodes) and ``run``'s CSC minus ``baseline``'s (paired by seed), each a mean with the
+    half-width of its Student-t interval (nan for one seed). ``holds``: the form on the means (SR − start ≥
+    −:data:`NO_HARM_SR_SLACK`, CSC − baseline < 0); ``shown``: on the interval bounds (never with one seed)."""
+    a, b = seed_values(rows, run), seed_values(rows, baseline)
+    common = sorted(set(a) & set(b))
+    if not common:
+        return None
+    sr, sr_h = t_interval([a[s]["sr"] - start["sr"] for s in common], level)
+    csc, csc_h = t_interval([a[s]["csc"] - b[s]["csc"] for s in common], level)
+    shown = bool(sr - sr_h >= -NO_HARM_SR_SLACK and csc + csc_h < 0)  # nan half-widths compare False
+    return {"seeds": float(len(common)), "sr_minus_start": sr, "sr_minus_start_half": sr_h,
+            "csc_minus_baseline": csc, "csc_minus_baseline_half": csc_h,
+            "holds": float(sr >= -NO_HARM_SR_SLACK and csc < 0), "shown": float(shown)}
+
+
+def table_do_no_harm(rows: Sequence[Mapping[str, Any]], start: Mapping[str, float], runs: Sequence[str] = (
+        "ppo_lag", "gated")) -> str:
+    """The start (the BC policy on the runs' evaluation episodes) beside the runs, each run minus the start, and
+    the do-no-harm form (:func:`do_no_harm`) with its 95 % intervals."""
+    def diff(x: float, h: float, digits: int) -> str:
+        return f"{x:+.{digits}f}" + ("" if math.isnan(h) else f" [{x - h:+.{digits}f}, {x + h:+.{digits}f}]")
+
+    lines = ["\n## The start and the do-no-harm form (issue 21)\n",
+             "| policy | SR↑ | CSC↓ | SR − start | CSC − start |", "|---|---|---|---|---|",
+             f"| BC start (the runs' initial policy) | {start['sr']:.2f} | {start['csc']:.2f} | | |"]
+    for run in runs:
+        v = seed_values(rows, run)
+        if not v:
+            continue
+        sr, csc = [x["sr"] for x in v.values()], [x["csc"] for x in v.values()]
+        lines.append(f"| {LABELS.get(run, run)} | {_cell(sr)} | {_cell(csc)} | "
+                     f"{diff(*t_interval([x - start['sr'] for x in sr]), 3)} | "
+                     f"{diff(*t_interval([x - start['csc'] for x in csc]), 2)} |")
+    form = do_no_harm(rows, start)
+    if form is None:
+        return "\n".join(lines) + "\n\nDo-no-harm form: needs both PPO-Lagrangian and ShieldVLA runs.\n"
+    n = int(form["seeds"])
+    verdict = ("holds on the means and on the 95 % interval bounds" if form["shown"] else
+               "holds on the means, not on the 95 % interval bounds" if form["holds"] else "does not hold")
+    lines.append(
+        f"\nDo-no-harm form (ShieldVLA SR ≥ start SR − {NO_HARM_SR_SLACK}, CSC below PPO-Lagrangian's), {n} seed"
+        f"{'s' if n != 1 else ''}: SR − start {diff(form['sr_minus_start'], form['sr_minus_start_half'], 3)}, "
+        f"CSC − PPO-Lagrangian {diff(form['csc_minus_baseline'], form['csc_minus_baseline_half'], 2)} (paired by "
+        f"seed, 95 % t intervals): **{verdict}**" + (" — one seed is a sample, not an interval." if n < 2 else "."))
     return "\n".join(lines) + "\n"
 
 
