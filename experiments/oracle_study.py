@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +35,11 @@ def interval(d: np.ndarray) -> list[float]:
 
 
 def by_run(path: Path) -> dict[str, Seeds]:
-    """A stage run's ``results.json``: run -> seed -> evaluation (the stage-default δ's runs)."""
-    by: dict[str, Seeds] = defaultdict(dict)
-    for r in json.loads(path.read_text())["rows"]:
-        if r["delta_default"]:
-            by[r["run"]][int(r["seed"])] = r["eval"]["in"]
-    return by
+    """A stage run's ``results.json``: run -> seed -> {sr, csc} (the stage-default δ's runs; ``report.seed_values``)."""
+    from embodied_safety.shield.rl.report import seed_values
+
+    rows = json.loads(path.read_text())["rows"]
+    return {run: seed_values(rows, run) for run in dict.fromkeys(r["run"] for r in rows if r["delta_default"])}
 
 
 def paired(a: Seeds, b: Seeds) -> dict[str, list[float]]:
@@ -80,7 +78,8 @@ def main(argv: list[str] | None = None) -> None:
     pin_stage_threads()
     by = by_run(args.results)
     episodes = load_params("shield_ppo", ShieldPPOConfig).eval_episodes["dubins"]
-    start = evaluate_conditions("dubins", load_policy(BC / "dubins"), episodes, ["in"])["in"]
+    stored = json.loads(args.results.read_text()).get("start")  # the stage's own evaluation of the start (stop 46 on)
+    start = stored["in"] if stored else evaluate_conditions("dubins", load_policy(BC / "dubins"), episodes, ["in"])["in"]
     out: dict[str, Any] = {"episodes": episodes, "start": {k: start[k] for k in ("sr", "csc", "violation_rate")},
                            "runs": {}, "paired": {}}
     for run, seeds in by.items():
