@@ -3,9 +3,11 @@
 Per env (``tasks/bc_policy.py``): the demos of ``shield_demos`` -> ``train_bc`` (Gaussian NLL, random-shift
 augmentation) -> ``dagger_rounds`` rounds of DAgger with the privileged scripted expert (the policy's own
 episodes relabelled by the expert, aggregated, retrained) -> the checkpoint with the best closed-loop SR on
-selection seeds (``select_by: sr``; ``nll``: the lowest held-out NLL) -> evaluation of the deterministic
-policy on other held-out seeds (SR = reach with zero violations, reach rate, violation rate, CSC). Outputs
-``models/shield/bc/<env>/{config.json, model.safetensors, history.json, bc_curve.png}``,
+selection seeds (``select_by: sr`` / ``sr_1se``; ``nll``: the lowest held-out NLL) -> with ``restarts[env]`` > 1 the
+same from more training seeds and the same rule across the runs -> evaluation of the deterministic policy on other
+held-out seeds (SR = reach with zero violations, reach rate, violation rate, CSC; every restart's beside the kept
+one's: ``restarts_*``). Outputs
+``models/shield/bc/<env>/{config.json, model.safetensors, history.json, bc_curve.png[, restarts.png]}``,
 ``models/shield/bc_metrics.json``; one MLflow run per env with the curve.
 """
 
@@ -34,7 +36,7 @@ def bc_policy(cfg: BCPolicyConfig = BCPolicyConfig(), demos: Path = DEMOS, out: 
     for env in cfg.envs:
         final = train_bc_task(env, demos / env / "demos.npz", cfg, tmp / env)
         metrics.update({f"bc/{env}/{k}": v for k, v in final.items()
-                        if k.startswith("eval_") or k in KEPT})
+                        if k.startswith(("eval_", "restart")) or k in KEPT})
     write_manifest(tmp, cfg, inputs=[demos / env / "demos.npz" for env in cfg.envs])
     replace_dir(tmp, out)
     write_json(metrics_path, metrics)

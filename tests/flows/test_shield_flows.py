@@ -44,10 +44,20 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
     tracking = {"tracking_uri": f"sqlite:///{tmp_path / 'mlruns.db'}", "artifact_root": str(tmp_path / "mlartifacts")}
     bc_cfg = BCPolicyConfig(envs=envs, epochs={"dubins": 2}, eval_episodes={"dubins": 20}, eval_every=1,
                             select_episodes={"dubins": 10}, dagger_rounds={"dubins": 1}, dagger_episodes={"dubins": 8},
-                            dagger_epochs={"dubins": 1}, tracking=tracking)
+                            dagger_epochs={"dubins": 1}, restarts={"dubins": 2}, tracking=tracking)
     bc = bc_policy(bc_cfg, demos=d / "demos", out=m / "bc", metrics_path=m / "bc.json")
     assert 0.0 <= bc["bc/dubins/eval_violation_rate"] <= 1.0 and bc["bc/dubins/dagger_rounds"] == 1
     history = json.loads((m / "bc" / "dubins" / "history.json").read_text())
+    # two training seeds on the same selection / held-out episodes; the kept one is the rule's pick among them
+    from embodied_safety.shield.policy.bc import pick_checkpoint
+
+    restarts, kept = history["restarts"], history["restart_chosen"]
+    assert [r["seed"] for r in restarts] == [0, 1] and bc["bc/dubins/restarts"] == 2
+    rule = pick_checkpoint([{**r, "epoch": r["best_epoch"]} for r in restarts], "sr_1se")
+    assert kept == rule and bc["bc/dubins/restart_seed"] == restarts[kept]["seed"]
+    assert bc["bc/dubins/eval_sr"] == restarts[kept]["eval_sr"]
+    assert bc["bc/dubins/restarts_eval_sr_mean"] == pytest.approx(np.mean([r["eval_sr"] for r in restarts]))
+    assert (m / "bc" / "dubins" / "restarts.png").stat().st_size > 5_000
     assert [r["round"] for r in history["rounds"]] == [0, 1] and history["rounds"][1]["steps"] > history["rounds"][0]["steps"]
     assert (m / "bc" / "dubins" / "model.safetensors").is_file() and (m / "bc" / "dubins" / "bc_curve.png").is_file()
 

@@ -20,6 +20,9 @@ class BCPolicyConfig:
     lr: float = 3e-4
     shift: int = 4  # random-shift augmentation, pixels
     seed: int = 0
+    #: training seeds per env (``seed``, ``seed + 1``, …), the run kept by ``select_by`` on the shared selection
+    #: episodes (shield/policy/start.py: fit_restarts); 1 = one run
+    restarts: dict[str, int] = per_env(dubins=1, turtlebot=1, franka=1)
     threads: int = 2
     # checkpoint: "sr" = closed-loop SR on the selection seeds (ties: violation rate, then held-out NLL), every
     # eval_every epochs and at each round's end; "sr_1se" = the lowest violation rate among the checkpoints whose SR
