@@ -27,7 +27,7 @@ class ShieldPPOConfig:
     runs: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # env -> run names (shield.rl.report.LABELS)
     seeds: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     delta_sweep: dict[str, list[float]] = dataclasses.field(default_factory=dict)
-    safety_update: Literal["dpg", "advantage", "mixed", "recovery"] = "advantage"
+    safety_update: Literal["dpg", "advantage", "mixed", "recovery"] = "mixed"
     #: d1: the critic bootstraps from the policy mean (App. D.1; the current policy's safety value);
     #: selective: from the best of the mean and a grid of candidate actions (App. A's HJ value), so the gate
     #: flags only actions that lead somewhere no continuation recovers from (docs/shield_ppo.md)

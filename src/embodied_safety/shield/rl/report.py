@@ -29,6 +29,7 @@ LABELS: dict[str, str] = {
     "penalty": "HJ critic as Lagrangian penalty",
     "gated_dpg": "gate + Eq. 6's −β∇Q safety step (paper)",
     "gated_mixed": "gate + (A_r − βA_c)/(1+β) on infeasible samples",
+    "gated_advantage": "gate + β × cost-advantage step on infeasible samples (stops 30-46's default)",
     "gated_d1": "D.1 gate (critic of the current policy) + cost-advantage step",
     "gated_selective": "selective gate (HJ critic, best candidate) + cost-advantage step",
     "gated_selective_recovery": "selective gate + recovery target (pull toward the best candidate)",
@@ -247,7 +248,7 @@ def render_tables(rows: Sequence[Mapping[str, Any]], title: str, delta_env: str 
         "## Cost signal (Table 4)\n", table_pair(main, ["gated_binary", "gated"], "Cost signal"),
         "## Gating vs penalty (Table 5)\n", table_pair(main, ["penalty", "gated"], "Critic use"),
         "## The safety step on infeasible samples (Eq. 6's ∇Q vs ours)\n",
-        table_pair(main, ["gated_dpg", "gated_mixed", "gated"], "Safety step"),
+        table_pair(main, ["gated_dpg", "gated_advantage", "gated"], "Safety step"),
         "## OOD (Table 6)\n", table_ood(main),
         f"## Gate threshold δ (Table 7, {ENV_NAMES.get(delta_env, delta_env)})\n", table_delta(rows, delta_env)])
 

@@ -28,6 +28,7 @@ RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
     "penalty": ("penalty", "rubric", None, None),
     "gated_dpg": ("gated", "rubric", "dpg", None),
     "gated_mixed": ("gated", "rubric", "mixed", None),
+    "gated_advantage": ("gated", "rubric", "advantage", None),
     "gated_d1": ("gated", "rubric", "advantage", "d1"),
     "gated_selective": ("gated", "rubric", "advantage", "selective"),
     "gated_selective_recovery": ("gated", "rubric", "recovery", "selective"),
