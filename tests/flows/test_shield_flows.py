@@ -119,6 +119,10 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
     assert set(start) == {"in", *ppo_cfg.ood} and out["dubins/start/sr"] == start["in"]["sr"]
     assert len(list((tmp_path / "store" / "start_eval").glob("*.json"))) == 1
     assert out["dubins/do_no_harm/seeds"] == 1.0 and out["dubins/do_no_harm/shown"] == 0.0
+    # per-episode outcomes on the same 16 episodes: the interval resamples them (one seed: the episodes only)
+    assert len(start["in"]["per_episode"]["sr"]) == 16 and out["dubins/do_no_harm/episodes"] == 1.0
+    assert all(len(r["eval"]["in"]["per_episode"]["cost"]) == 16 for r in rows)
+    assert out["dubins/do_no_harm/sr_minus_start_lo"] <= out["dubins/do_no_harm/sr_minus_start"]
     assert out["dubins/do_no_harm/sr_minus_start"] == pytest.approx(out["dubins/gated/sr"] - start["in"]["sr"])
     assert "## The start and the do-no-harm form" in tables and "one seed is a sample" in tables
     assert len(rows) == 6 and {r["run"] for r in rows if r["eval"].get("color")} == {"ppo_lag", "gated"}

@@ -63,7 +63,8 @@ def test_do_no_harm_form_pairs_seeds_against_the_start_and_ppo_lagrangian() -> N
     assert form is not None and form["seeds"] == 3.0
     assert form["sr_minus_start"] == pytest.approx(0.0) and form["csc_minus_baseline"] == pytest.approx(-1.0)
     # t(0.975, 2) = 4.303; sd of the CSC differences 0.5 -> half-width 4.303 * 0.5 / sqrt(3)
-    assert form["csc_minus_baseline_half"] == pytest.approx(4.303 * 0.5 / 3 ** 0.5, rel=1e-3)
+    assert form["csc_minus_baseline_hi"] - form["csc_minus_baseline"] == pytest.approx(4.303 * 0.5 / 3 ** 0.5, rel=1e-3)
+    assert form["episodes"] == 0.0  # no per-episode outcomes in these rows: the t interval over seeds
     assert form["holds"] == 1.0 and form["shown"] == 0.0  # the SR interval reaches below −0.02
     table = rep.table_do_no_harm(lag + gated, start)
     assert "| BC start (the runs' initial policy) | 0.30 | 2.00 | | |" in table
@@ -76,6 +77,41 @@ def test_do_no_harm_form_pairs_seeds_against_the_start_and_ppo_lagrangian() -> N
     assert rep.do_no_harm(lag + worse, start)["holds"] == 0.0  # type: ignore[index]
     assert "does not hold" in rep.table_do_no_harm(lag + worse, start)
     assert rep.do_no_harm(lag, start) is None and "needs both" in rep.table_do_no_harm(lag, start)
+
+
+def _episode_row(run: str, seed: int, sr: list[float], cost: list[float]) -> dict:
+    ev = {"sr": float(np.mean(sr)), "csc": float(np.mean(cost)), "per_episode": {"sr": sr, "cost": cost}}
+    return {"env": "dubins", "run": run, "seed": seed, "eval": {"in": ev}, "history": [], "delta_default": True}
+
+
+def test_do_no_harm_resamples_the_evaluation_episodes_when_the_rows_carry_them() -> None:
+    """Three seeds that behave identically: a t interval over seeds has zero width, but the same 200 episodes decide
+    every seed's SR − start, so the interval must still cover the episodes' sampling error."""
+    n = 200
+    base = np.asarray([i % 2 for i in range(n)], float)  # the start: SR 0.5
+    moved = base.copy()
+    moved[:20] = 1 - moved[:20]  # 10 episodes gained, 10 lost: SR − start 0 on these episodes, ±1 on 20 of them
+    start = {"sr": float(base.mean()), "csc": 1.0, "per_episode": {"sr": base.tolist(), "cost": [1.0] * n}}
+    lag = [_episode_row("ppo_lag", s, base.tolist(), [2.0] * n) for s in range(3)]
+    gated = [_episode_row("gated", s, moved.tolist(), [1.5 + (i % 3 == 0) for i in range(n)]) for s in range(3)]
+    form = rep.do_no_harm(lag + gated, start)
+    assert form is not None and form["episodes"] == 1.0 and form["seeds"] == 3.0
+    assert form["sr_minus_start"] == pytest.approx(0.0)
+    # SE of the mean over 200 episodes of ±1 on 20 of them: sqrt(20 / 200) / sqrt(200) ≈ 0.022 -> about ±0.044
+    assert -0.07 < form["sr_minus_start_lo"] < -0.025 and 0.025 < form["sr_minus_start_hi"] < 0.07
+    assert form["csc_minus_baseline_hi"] < 0 and form["holds"] == 1.0 and form["shown"] == 0.0  # SR bound < −0.02
+    assert rep.do_no_harm(lag + gated, start) == form  # a fixed resampling seed: the same interval every time
+    table = rep.table_do_no_harm(lag + gated, start)
+    assert "crossed bootstrap over the seeds and the evaluation episodes" in table
+    # the seeds' spread still counts: the same episodes with seeds shifted apart give a wider interval
+    from embodied_safety.evaluation.stats import crossed_bootstrap
+
+    d = moved - base
+    same = crossed_bootstrap([d, d, d])
+    apart = crossed_bootstrap([d - 0.1, d, d + 0.1])
+    assert same[0] == pytest.approx(apart[0]) and apart[2] - apart[1] > same[2] - same[1] + 0.05
+    one = crossed_bootstrap([d])  # one seed: the episodes alone
+    assert one[1] < 0 < one[2]
 
 
 def test_tables_have_the_papers_layouts() -> None:

@@ -67,3 +67,28 @@ def t_interval(x: Sequence[float], level: float = 0.95) -> tuple[float, float]:
     if len(a) < 2:
         return float(a.mean()), float("nan")
     return float(a.mean()), float(t.ppf((1 + level) / 2, len(a) - 1) * a.std(ddof=1) / np.sqrt(len(a)))
+
+
+def crossed_bootstrap(diff: Sequence[Sequence[float]], n: int = 4000, seed: int = 0,
+                      level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, lower, upper) of a seeds × episodes matrix of paired differences, every seed evaluated on the same
+    episodes: the percentile interval of the mean over ``n`` resamples that draw the seeds *and* the episodes with
+    replacement, independently (the "pigeonhole" bootstrap for crossed designs, Owen 2007; mildly conservative).
+
+    A t interval over seeds alone treats the evaluation episodes as fixed: with 100 shared episodes the same ten
+    policies read SR − start +0.04 on one episode set and −0.04 on another (docs/shield_ppo.md, "Stop 47"). With one
+    seed only the episodes are resampled (the interval then says nothing about training seeds)."""
+    import numpy as np
+
+    d = np.asarray(diff, dtype=float)
+    if d.ndim != 2 or not d.size:
+        raise ValueError(f"expected a seeds x episodes matrix, got shape {d.shape}")
+    rng = np.random.default_rng(seed)
+    s, e = d.shape
+    means = np.empty(n)
+    for i in range(n):
+        rows = rng.integers(0, s, size=s) if s > 1 else np.zeros(1, dtype=int)
+        cols = rng.integers(0, e, size=e)
+        means[i] = d[np.ix_(rows, cols)].mean()
+    tail = (1 - level) / 2 * 100
+    return float(d.mean()), float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))

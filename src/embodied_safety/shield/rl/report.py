@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...evaluation.plots import curve_rows, write_plot_data
-from ...evaluation.stats import t_interval
+from ...evaluation.stats import crossed_bootstrap, t_interval
 
 LABELS: dict[str, str] = {
     "ppo": "Unconstrained PPO",
@@ -189,53 +189,91 @@ def seed_values(rows: Iterable[Mapping[str, Any]], run: str, condition: str = "i
             for r in rows if r["run"] == run and r.get("delta_default", True) and condition in r["eval"]}
 
 
-def do_no_harm(rows: Sequence[Mapping[str, Any]], start: Mapping[str, float], run: str = "gated",
+def episode_values(rows: Iterable[Mapping[str, Any]], run: str, condition: str = "in") -> dict[int, dict[str, list[float]]]:
+    """seed -> the per-episode ``{"sr", "cost"}`` of one run's default-δ rows (rows evaluated before stop 47 have
+    none and are left out)."""
+    return {int(r["seed"]): r["eval"][condition]["per_episode"] for r in rows
+            if r["run"] == run and r.get("delta_default", True) and "per_episode" in r["eval"].get(condition, {})}
+
+
+def paired_interval(per_seed: Mapping[int, float], per_episode: Mapping[int, Sequence[float]] | None = None,
+                    level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, lower, upper) of a paired difference over seeds. With ``per_episode`` (seed -> the per-episode
+    differences on the shared evaluation episodes, for every seed of ``per_seed``): the crossed bootstrap over seeds
+    and episodes (:func:`~embodied_safety.evaluation.stats.crossed_bootstrap`); else the Student-t interval over seeds
+    (nan bounds for one seed)."""
+    seeds = sorted(per_seed)
+    if per_episode is not None and seeds and all(s in per_episode for s in seeds):
+        return crossed_bootstrap([per_episode[s] for s in seeds], level=level)
+    m, h = t_interval([per_seed[s] for s in seeds], level)
+    return m, m - h, m + h
+
+
+def do_no_harm(rows: Sequence[Mapping[str, Any]], start: Mapping[str, Any], run: str = "gated",
                baseline: str = "ppo_lag", level: float = 0.95) -> dict[str, float] | None:
-    """Issue 21's do-no-harm form for one env, over the training seeds: ``run``'s SR minus the start's (the BC policy
-    on the same evaluation episodes) and ``run``'s CSC minus ``baseline``'s (paired by seed), each a mean with the
-    half-width of its Student-t interval (nan for one seed). ``holds``: the form on the means (SR − start ≥
-    −:data:`NO_HARM_SR_SLACK`, CSC − baseline < 0); ``shown``: on the interval bounds (never with one seed)."""
+    """Issue 21's do-no-harm form for one env: ``run``'s SR minus the start's (the BC policy on the same evaluation
+    episodes) and ``run``'s CSC minus ``baseline``'s (paired by seed and, where the rows and the start carry
+    ``per_episode`` outcomes, by episode), each a mean with its 95 % interval (:func:`paired_interval`: over seeds and
+    episodes when it can, else over seeds; ``episodes`` = 1 says which). ``holds``: the form on the means (SR − start
+    ≥ −:data:`NO_HARM_SR_SLACK`, CSC − baseline < 0); ``shown``: on the interval bounds (never with one seed)."""
     a, b = seed_values(rows, run), seed_values(rows, baseline)
     common = sorted(set(a) & set(b))
     if not common:
         return None
-    sr, sr_h = t_interval([a[s]["sr"] - start["sr"] for s in common], level)
-    csc, csc_h = t_interval([a[s]["csc"] - b[s]["csc"] for s in common], level)
-    shown = bool(sr - sr_h >= -NO_HARM_SR_SLACK and csc + csc_h < 0)  # nan half-widths compare False
-    return {"seeds": float(len(common)), "sr_minus_start": sr, "sr_minus_start_half": sr_h,
-            "csc_minus_baseline": csc, "csc_minus_baseline_half": csc_h,
-            "holds": float(sr >= -NO_HARM_SR_SLACK and csc < 0), "shown": float(shown)}
+    ea, eb, e0 = episode_values(rows, run), episode_values(rows, baseline), start.get("per_episode")
+    by_episode = e0 is not None and all(s in ea and s in eb for s in common)
+    sr = paired_interval({s: a[s]["sr"] - start["sr"] for s in common},
+                         {s: np.subtract(ea[s]["sr"], e0["sr"]) for s in common} if by_episode else None, level)
+    csc = paired_interval({s: a[s]["csc"] - b[s]["csc"] for s in common},
+                          {s: np.subtract(ea[s]["cost"], eb[s]["cost"]) for s in common} if by_episode else None, level)
+    shown = bool(len(common) > 1 and sr[1] >= -NO_HARM_SR_SLACK and csc[2] < 0)  # nan bounds compare False
+    return {"seeds": float(len(common)), "episodes": float(by_episode),
+            "sr_minus_start": sr[0], "sr_minus_start_lo": sr[1], "sr_minus_start_hi": sr[2],
+            "csc_minus_baseline": csc[0], "csc_minus_baseline_lo": csc[1], "csc_minus_baseline_hi": csc[2],
+            "holds": float(sr[0] >= -NO_HARM_SR_SLACK and csc[0] < 0), "shown": float(shown)}
 
 
-def table_do_no_harm(rows: Sequence[Mapping[str, Any]], start: Mapping[str, float], runs: Sequence[str] = (
-        "ppo_lag", "gated")) -> str:
+def _diff_cell(interval: tuple[float, float, float], digits: int) -> str:
+    m, lo, hi = interval
+    return f"{m:+.{digits}f}" + ("" if math.isnan(lo) else f" [{lo:+.{digits}f}, {hi:+.{digits}f}]")
+
+
+def table_do_no_harm(rows: Sequence[Mapping[str, Any]], start: Mapping[str, Any], runs: Sequence[str] = (
+        "ppo_lag", "gated"), form: Mapping[str, float] | None = None) -> str:
     """The start (the BC policy on the runs' evaluation episodes) beside the runs, each run minus the start, and
-    the do-no-harm form (:func:`do_no_harm`) with its 95 % intervals."""
-    def diff(x: float, h: float, digits: int) -> str:
-        return f"{x:+.{digits}f}" + ("" if math.isnan(h) else f" [{x - h:+.{digits}f}, {x + h:+.{digits}f}]")
-
+    the do-no-harm form (``form``, else :func:`do_no_harm` of ``rows``) with its 95 % intervals."""
     lines = ["\n## The start and the do-no-harm form (issue 21)\n",
              "| policy | SR↑ | CSC↓ | SR − start | CSC − start |", "|---|---|---|---|---|",
              f"| BC start (the runs' initial policy) | {start['sr']:.2f} | {start['csc']:.2f} | | |"]
+    e0 = start.get("per_episode")
     for run in runs:
-        v = seed_values(rows, run)
+        v, ev = seed_values(rows, run), episode_values(rows, run)
         if not v:
             continue
-        sr, csc = [x["sr"] for x in v.values()], [x["csc"] for x in v.values()]
-        lines.append(f"| {LABELS.get(run, run)} | {_cell(sr)} | {_cell(csc)} | "
-                     f"{diff(*t_interval([x - start['sr'] for x in sr]), 3)} | "
-                     f"{diff(*t_interval([x - start['csc'] for x in csc]), 2)} |")
-    form = do_no_harm(rows, start)
+        ok = e0 is not None and set(v) <= set(ev)
+        sr = paired_interval({s: x["sr"] - start["sr"] for s, x in v.items()},
+                             {s: np.subtract(ev[s]["sr"], e0["sr"]) for s in v} if ok else None)
+        csc = paired_interval({s: x["csc"] - start["csc"] for s, x in v.items()},
+                              {s: np.subtract(ev[s]["cost"], e0["cost"]) for s in v} if ok else None)
+        lines.append(f"| {LABELS.get(run, run)} | {_cell([x['sr'] for x in v.values()])} | "
+                     f"{_cell([x['csc'] for x in v.values()])} | {_diff_cell(sr, 3)} | {_diff_cell(csc, 2)} |")
+    form = do_no_harm(rows, start) if form is None else form
     if form is None:
         return "\n".join(lines) + "\n\nDo-no-harm form: needs both PPO-Lagrangian and ShieldVLA runs.\n"
     n = int(form["seeds"])
     verdict = ("holds on the means and on the 95 % interval bounds" if form["shown"] else
                "holds on the means, not on the 95 % interval bounds" if form["holds"] else "does not hold")
+    how = ("95 % intervals of the crossed bootstrap over the seeds and the evaluation episodes" if form["episodes"]
+           else "95 % t intervals over the seeds")
+    one = (" — one seed is a sample: its interval covers the evaluation episodes only." if form["episodes"] else
+           " — one seed is a sample, not an interval.")
     lines.append(
         f"\nDo-no-harm form (ShieldVLA SR ≥ start SR − {NO_HARM_SR_SLACK}, CSC below PPO-Lagrangian's), {n} seed"
-        f"{'s' if n != 1 else ''}: SR − start {diff(form['sr_minus_start'], form['sr_minus_start_half'], 3)}, "
-        f"CSC − PPO-Lagrangian {diff(form['csc_minus_baseline'], form['csc_minus_baseline_half'], 2)} (paired by "
-        f"seed, 95 % t intervals): **{verdict}**" + (" — one seed is a sample, not an interval." if n < 2 else "."))
+        f"{'s' if n != 1 else ''}: SR − start "
+        f"{_diff_cell((form['sr_minus_start'], form['sr_minus_start_lo'], form['sr_minus_start_hi']), 3)}, "
+        f"CSC − PPO-Lagrangian "
+        f"{_diff_cell((form['csc_minus_baseline'], form['csc_minus_baseline_lo'], form['csc_minus_baseline_hi']), 2)}"
+        f" (paired; {how}): **{verdict}**" + (one if n < 2 else "."))
     return "\n".join(lines) + "\n"
 
 

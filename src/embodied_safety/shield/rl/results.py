@@ -82,7 +82,7 @@ def write_env_results(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]
     name = rep.ENV_NAMES.get(env, env)
     tables = rep.render_tables(rows, f"{name}: ShieldVLA part 2 ({cfg.scale} matrix, budget: {cfg.budget}, "
                                      f"safety update: {cfg.safety_update}, gate: {cfg.gate})", env)
-    tables += rep.table_do_no_harm(main_rows, start["in"])
+    tables += rep.table_do_no_harm(main_rows, start["in"], form=rep.do_no_harm(main_rows, start["in"]))
     atomic_write_text(out / "tables.md", tables)
     rep.plot_curves(main_rows, out / "curves.png", f"{name}: training (mean over seeds)")
     rep.plot_bars(main_rows, out / "bars.png", f"{name}: evaluation, {cfg.eval_episodes[env]} episodes")

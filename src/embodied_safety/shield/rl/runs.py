@@ -237,26 +237,28 @@ def pose_aux(env: str, critic: Any, rs: Any, transitions: int, warmup: dict[str,
     return {"aux": aux, "aux_targets": pose_targets(states[cur])}
 
 
-def evaluate_conditions(env: str, policy: Any, episodes: int, conds: list[str]) -> dict[str, dict[str, float]]:
+def evaluate_conditions(env: str, policy: Any, episodes: int, conds: list[str]) -> dict[str, dict[str, Any]]:
     """The deterministic policy on the held-out seeds ``episode_seed(EVAL_BASE, i)``, per condition (``in`` or a
-    perturbation)."""
+    perturbation): the summary metrics (floats) and ``per_episode`` (``{"sr": [...], "cost": [...]}`` in seed order,
+    :meth:`.RolloutSet.per_episode`), which the do-no-harm intervals resample (:func:`.report.do_no_harm`)."""
     from ..policy.demos import episode_seeds
-    from ..policy.rollouts import evaluate_policy
+    from ..policy.rollouts import collect_rollouts
 
     seeds = episode_seeds(EVAL_BASE, range(episodes))
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for cond in conds:
         pert = None if cond == "in" else cond
         if env == "dubins":
             from ...envs.control.dubins import DubinsVLVec
 
-            m = evaluate_policy(None, policy, seeds, n_envs=64,
-                                make_vec=lambda n, p=pert: DubinsVLVec(n, render=True, perturbation=p))
+            rs = collect_rollouts(None, policy, seeds=seeds, deterministic=True, record_frames=False, n_envs=64,
+                                  make_vec=lambda n, p=pert: DubinsVLVec(n, render=True, perturbation=p))
         else:
             import gymnasium as gym
 
             from ..envs import gym_id
 
-            m = evaluate_policy(lambda p=pert: gym.make(gym_id(env), perturbation=p), policy, seeds, n_envs=8)
-        out[cond] = {k: float(v) for k, v in m.items()}
+            rs = collect_rollouts(lambda p=pert: gym.make(gym_id(env), perturbation=p), policy, seeds=seeds,
+                                  deterministic=True, record_frames=False, n_envs=8)
+        out[cond] = {**{k: float(v) for k, v in rs.summary().items()}, "per_episode": rs.per_episode()}
     return out
