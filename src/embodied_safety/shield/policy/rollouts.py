@@ -89,12 +89,6 @@ class RolloutSet:
                 "mean_length": float(self.episode_length.mean()) if self.n_episodes else 0.0,
                 "unsafe_frame_rate": float((self.cost > 0).mean()) if self.n_frames else 0.0}
 
-    def per_episode(self) -> dict[str, list[float]]:
-        """Per episode, in seed-list order: ``sr`` (1 = reached with no violation) and ``cost`` (summed) — what
-        :meth:`summary`'s SR and CSC average, for intervals over evaluation episodes."""
-        sr = self.episode_success.astype(bool) & ~self.episode_unsafe.astype(bool)
-        return {"sr": sr.astype(float).tolist(), "cost": [round(float(c), 6) for c in self.episode_cost]}
-
     def save(self, path: str | os.PathLike[str], compress: bool = True) -> Path:
         """``path`` (.npz) + summary ``.json``, atomically. Rendered frames compress 20-170x and
         decompress at 30-80 µs a frame, so compressed is the default; ``compress=False`` stores the

@@ -240,7 +240,7 @@ def pose_aux(env: str, critic: Any, rs: Any, transitions: int, warmup: dict[str,
 def evaluate_conditions(env: str, policy: Any, episodes: int, conds: list[str]) -> dict[str, dict[str, Any]]:
     """The deterministic policy on the held-out seeds ``episode_seed(EVAL_BASE, i)``, per condition (``in`` or a
     perturbation): the summary metrics (floats) and ``per_episode`` (``{"sr": [...], "cost": [...]}`` in seed order,
-    :meth:`.RolloutSet.per_episode`), which the do-no-harm intervals resample (:func:`.report.do_no_harm`)."""
+    :func:`per_episode`), which the do-no-harm intervals resample (:func:`.report.do_no_harm`)."""
     from ..policy.demos import episode_seeds
     from ..policy.rollouts import collect_rollouts
 
@@ -260,5 +260,14 @@ def evaluate_conditions(env: str, policy: Any, episodes: int, conds: list[str]) 
 
             rs = collect_rollouts(lambda p=pert: gym.make(gym_id(env), perturbation=p), policy, seeds=seeds,
                                   deterministic=True, record_frames=False, n_envs=8)
-        out[cond] = {**{k: float(v) for k, v in rs.summary().items()}, "per_episode": rs.per_episode()}
+        out[cond] = {**{k: float(v) for k, v in rs.summary().items()}, "per_episode": per_episode(rs)}
     return out
+
+
+def per_episode(rs: Any) -> dict[str, list[float]]:
+    """A :class:`~..policy.rollouts.RolloutSet`'s episodes in seed-list order: ``sr`` (1 = reached with no
+    violation) and ``cost`` (summed) — what its summary's SR and CSC average, for intervals over the episodes."""
+    import numpy as np
+
+    sr = np.asarray(rs.episode_success, bool) & ~np.asarray(rs.episode_unsafe, bool)
+    return {"sr": sr.astype(float).tolist(), "cost": [round(float(c), 6) for c in rs.episode_cost]}
