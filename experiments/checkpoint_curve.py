@@ -12,7 +12,9 @@ Training is not perturbed (deterministic evaluation draws no noise; the final te
 * ``select``: the checkpoint with the best validation SR (ties: lower validation CSC, then the later one) among the
   evaluated iterations *including* the start, on test; ``select_trained``: the same among trained checkpoints only.
 
-Each as mean ± std over seeds with paired 95 % t intervals against the start and against ``--baseline``. Run from a
+Each as mean ± std over seeds with paired 95 % t intervals against the start and against ``--baseline``; for the final
+iterate also the crossed bootstrap over seeds *and* episodes (``crossed``; the stage's do-no-harm interval, stop 47:
+with the episodes held fixed one set of 100 read SR − start +0.04, another −0.04). Run from a
 data clone that ran ``shield_ppo@dubins``:
 
     python experiments/checkpoint_curve.py --warm rubric=.cache/shield/critic_warm/<key> \\
@@ -35,11 +37,45 @@ from ppo_variants import Context, parse_variant, summary_line
 VAL_BASE = 3100  # validation episodes: disjoint from the stage's evaluation (3000), BC (1000-1200) and rollouts
 
 
-def evaluate(policy: Any, base: int, episodes: int) -> dict[str, float]:
-    """The deterministic policy on ``episode_seeds(base, range(episodes))`` of Dubins-VL (the stage's evaluator)."""
-    from embodied_safety.shield.policy.start import evaluator
+def evaluate(policy: Any, base: int, episodes: int) -> dict[str, Any]:
+    """The deterministic policy on ``episode_seeds(base, range(episodes))`` of Dubins-VL: the stage's summary metrics
+    (``start.evaluator``'s, the same rollouts) and ``per_episode`` outcomes (``runs.per_episode``) for the crossed
+    bootstrap."""
+    from embodied_safety.shield.envs import env_factories
+    from embodied_safety.shield.policy.demos import episode_seeds
+    from embodied_safety.shield.policy.rollouts import collect_rollouts
+    from embodied_safety.shield.rl.runs import per_episode
 
-    return evaluator("dubins", 0, base, episodes)(policy)
+    make_env, make_vec = env_factories("dubins")
+    rs = collect_rollouts(make_env, policy, seeds=episode_seeds(base, range(episodes)), deterministic=True,
+                          record_frames=False, n_envs=64, make_vec=make_vec)
+    return {**{k: float(v) for k, v in rs.summary().items()}, "per_episode": per_episode(rs)}
+
+
+def crossed(runs: dict[str, Any], start: dict[str, Any], baseline: str | None) -> dict[str, Any]:
+    """Per variant and episode set, the final iterate's SR − start and CSC − ``baseline`` with the crossed bootstrap
+    over seeds and episodes (``evaluation.stats.crossed_bootstrap``, as the stage's do-no-harm table); variants whose
+    seeds lack per-episode outcomes (results written before stop 47) are left out."""
+    from embodied_safety.evaluation.stats import crossed_bootstrap
+
+    out: dict[str, Any] = {}
+    for part in ("test", "val"):
+        s0 = start[part].get("per_episode")
+        eps = {n: {int(k): r["curve"][-1][part].get("per_episode") for k, r in e["seeds"].items()}
+               for n, e in runs.items()}
+        for n, by_seed in eps.items():
+            if s0 is None or any(v is None for v in by_seed.values()):
+                continue
+            seeds = sorted(by_seed)
+            row = {"sr_minus_start": crossed_bootstrap([np.subtract(by_seed[s]["sr"], s0["sr"]) for s in seeds]),
+                   "csc_minus_start": crossed_bootstrap([np.subtract(by_seed[s]["cost"], s0["cost"]) for s in seeds])}
+            base = eps.get(baseline or "", {})
+            if n != baseline and base and all(base.get(s) for s in seeds):
+                row["sr_minus_baseline"] = crossed_bootstrap([np.subtract(by_seed[s]["sr"], base[s]["sr"]) for s in seeds])
+                row["csc_minus_baseline"] = crossed_bootstrap([np.subtract(by_seed[s]["cost"], base[s]["cost"])
+                                                               for s in seeds])
+            out.setdefault(n, {})[part] = row
+    return out
 
 
 def choose(curve: list[dict[str, Any]], trained_only: bool = False) -> dict[str, Any]:
@@ -128,6 +164,9 @@ def main(argv: list[str] | None = None) -> None:
 
             t0 = time.perf_counter()
             train(policy, ctx.env, src, pcfg, critic=critic, log=log, progress=None)
+            for point in curve[1:-1]:  # per-episode outcomes: the start's and the final iterate's only
+                for part in ("test", "val"):
+                    point[part].pop("per_episode", None)
             entry = runs.setdefault(name, {"run": run, "overrides": over, "seeds": {}})
             entry["seeds"][str(seed)] = {"curve": curve, "seconds": time.perf_counter() - t0}
             pick = choose(curve)
@@ -138,6 +177,7 @@ def main(argv: list[str] | None = None) -> None:
     start_test = done["start"]["test"]
     done["summary"] = summarise(runs, start_test, args.baseline)
     done["baseline"] = args.baseline
+    done["crossed"] = crossed(runs, done["start"], args.baseline)
     write_json(args.out, done)
     plot(done["summary"], start_test, args.out.with_suffix(".png"))
     print(f"start: test SR {start_test['sr']:.3f} CSC {start_test['csc']:.2f}; "
@@ -145,6 +185,10 @@ def main(argv: list[str] | None = None) -> None:
     for name, s in done["summary"].items():
         for p in ("final", "select", "select_trained"):
             print(summary_line(f"{name}/{p}", s[p], args.baseline))
+    for name, parts in done["crossed"].items():
+        for part, row in parts.items():
+            print(f"{name}/final/{part} (crossed bootstrap over seeds and episodes): " + ", ".join(
+                f"{k} {m:+.3f} [{lo:+.3f}, {hi:+.3f}]" for k, (m, lo, hi) in row.items()))
 
 
 if __name__ == "__main__":
