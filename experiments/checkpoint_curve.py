@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
-    from embodied_safety.io import write_json
+    from results_json import write_results
     from embodied_safety.shield.rl.ppo import train
     from embodied_safety.shield.rl.runs import EVAL_BASE
 
@@ -173,12 +173,12 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name} seed {seed}: final test SR {curve[-1]['test']['sr']:.2f} CSC {curve[-1]['test']['csc']:.2f}"
                   f" | chosen it {pick['iteration']}: test SR {pick['test']['sr']:.2f} CSC {pick['test']['csc']:.2f}"
                   f" ({time.perf_counter() - t0:.0f} s)", flush=True)
-            write_json(args.out, done)
+            write_results(args.out, done)
     start_test = done["start"]["test"]
     done["summary"] = summarise(runs, start_test, args.baseline)
     done["baseline"] = args.baseline
     done["crossed"] = crossed(runs, done["start"], args.baseline)
-    write_json(args.out, done)
+    write_results(args.out, done)
     plot(done["summary"], start_test, args.out.with_suffix(".png"))
     print(f"start: test SR {start_test['sr']:.3f} CSC {start_test['csc']:.2f}; "
           f"val SR {done['start']['val']['sr']:.3f} CSC {done['start']['val']['csc']:.2f}")

@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
                     "names, other seeds): their seeds join the summary (``summary`` then covers every file's seeds)")
     args = ap.parse_args(argv)
 
-    from embodied_safety.io import write_json
+    from results_json import write_results
     from embodied_safety.shield.rl.ppo import train
     from embodied_safety.shield.rl.runs import evaluate_conditions
 
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
             entry["seeds"][str(seed)] = row
             print(f"{name} seed {seed}: SR {ev['sr']:.2f} CSC {ev['csc']:.2f} dual {row['final_dual']:.2f} "
                   f"infeasible {row['infeasible_frac']:.2f} ({row['train_seconds']:.0f} s)", flush=True)
-            write_json(args.out, done)
+            write_results(args.out, done)
     per = {n: {int(s): r for s, r in e["seeds"].items()} for n, e in runs.items()}
     for other in args.merge:
         more = json.loads(other.read_text())
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
         if base is not None and n != args.baseline:
             done["summary"][n] |= {f"{k}_minus_baseline": v for k, v in paired(rows, base).items()}
     done["baseline"] = args.baseline
-    write_json(args.out, done)
+    write_results(args.out, done)
     print(f"start: SR {done['start']['sr']:.3f} CSC {done['start']['csc']:.2f}")
     for n, s in done["summary"].items():
         print(summary_line(n, s, args.baseline))
