@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from oracle_study import paired, run_summary
 from ppo_variants import Context, parse_variant, summary_line
+from results_json import write_results
 
 VAL_BASE = 3100  # validation episodes: disjoint from the stage's evaluation (3000), BC (1000-1200) and rollouts
 
@@ -137,7 +138,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
-    from results_json import write_results
     from embodied_safety.shield.rl.ppo import train
     from embodied_safety.shield.rl.runs import EVAL_BASE
 

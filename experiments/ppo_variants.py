@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from oracle_study import paired, run_summary
+from results_json import write_results
 
 
 def parse_override(text: str) -> tuple[str, Any]:
@@ -117,7 +118,6 @@ def main(argv: list[str] | None = None) -> None:
                     "names, other seeds): their seeds join the summary (``summary`` then covers every file's seeds)")
     args = ap.parse_args(argv)
 
-    from results_json import write_results
     from embodied_safety.shield.rl.ppo import train
     from embodied_safety.shield.rl.runs import evaluate_conditions
 
