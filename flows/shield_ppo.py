@@ -68,16 +68,16 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
         r["delta_default"] = job.delta is None
         rows.append(r)
     out = scratch_dir(out_root / env)
-    tables, agreement = results.write_env_results(cfg, env, rows, checks, start, out)
+    res = results.write_env_results(cfg, env, rows, checks, start, out)
     write_manifest(out, cfg, inputs=[Path(p) for p in inputs.files()])
     mtmp = scratch_dir(models_root / env)  # the ShieldVLA policy + critic of the best seed, as plain model dirs
     results.copy_best(rows, mtmp)
     replace_dir(mtmp, models_root / env)
-    metrics = results.env_metrics(env, rows, agreement, checks, start)
+    metrics = results.env_metrics(env, rows, res, checks, start)
     report_env(cfg, env, out, rows, metrics)  # MLflow; with ``register``, the champion (and ``promoted`` there)
     replace_dir(out, out_root / env)
     write_json(out_root.parent / f"ppo_metrics_{env}.json", without_run_facts(metrics))
-    print(tables)
+    print(res.tables)
     return metrics
 
 

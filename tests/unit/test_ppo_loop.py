@@ -250,3 +250,8 @@ def test_without_online_td_the_warm_critic_is_kept_as_warmed() -> None:
     assert res.critic is not None and len(res.history) == cfg.iterations
     assert all(torch.equal(before[k], v) for k, v in res.critic.state_dict().items())
     assert all("critic_loss" not in h and 0.0 <= h["infeasible_frac"] <= 1.0 for h in res.history)
+    run = GatedPPO(policy, "dubins", MarginSource("gt"), cfg, critic=critic)
+    try:  # nothing allocated for TD that never runs (an image replay is 30 k frames)
+        assert run.buffer is None and run.trainer is None and run.collect().reached_features is None
+    finally:
+        run.close()

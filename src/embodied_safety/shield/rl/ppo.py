@@ -390,7 +390,7 @@ class GatedPPO:
         else:
             critic = critic.to(dev)  # a stored warm critic loads on the CPU
         self.critic = critic
-        if critic is not None:
+        if critic is not None and cfg.online_td:  # without online TD the critic stays as given: no replay, no trainer
             capacity = min(critic.config.buffer_size, cfg.total_steps + cfg.batch)
             if cfg.critic_replay == "features":
                 if cfg.train_encoder:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,15 +75,26 @@ def safe_set(env: str, rows: list[dict[str, Any]], out: Path) -> Path | None:
                              "Dubins-VL: learned Q_s(o, ā(o)) by car position; obstacle at the centre, dashed: ℓ* = 0")
 
 
+@dataclass(frozen=True)
+class EnvResults:
+    """What :func:`write_env_results` computed and :func:`env_metrics` logs: the tables' text, the gradient
+    agreements per run, and the do-no-harm form (:func:`.report.do_no_harm`, computed once: it is a bootstrap)."""
+
+    tables: str
+    agreement: dict[str, dict[str, float]]
+    form: dict[str, float] | None
+
+
 def write_env_results(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]], checks: dict[str, dict[str, Any]],
-                      start: dict[str, dict[str, float]], out: Path) -> tuple[str, dict[str, dict[str, float]]]:
-    """Tables, figures, ``results.json`` and ``gate_check.json`` into ``out``; returns the tables' text and the
-    gradient agreements. ``start``: the BC start's evaluation per condition (the do-no-harm reference)."""
+                      start: dict[str, dict[str, float]], out: Path) -> EnvResults:
+    """Tables, figures, ``results.json`` and ``gate_check.json`` into ``out``. ``start``: the BC start's evaluation
+    per condition (the do-no-harm reference)."""
     main_rows = [r for r in rows if r["delta_default"]]
     name = rep.ENV_NAMES.get(env, env)
     tables = rep.render_tables(rows, f"{name}: ShieldVLA part 2 ({cfg.scale} matrix, budget: {cfg.budget}, "
                                      f"safety update: {cfg.safety_update}, gate: {cfg.gate})", env)
-    tables += rep.table_do_no_harm(main_rows, start["in"], form=rep.do_no_harm(main_rows, start["in"]))
+    form = rep.do_no_harm(main_rows, start["in"])
+    tables += rep.table_do_no_harm(main_rows, start["in"], form=form)
     atomic_write_text(out / "tables.md", tables)
     rep.plot_curves(main_rows, out / "curves.png", f"{name}: training (mean over seeds)")
     rep.plot_bars(main_rows, out / "bars.png", f"{name}: evaluation, {cfg.eval_episodes[env]} episodes")
@@ -101,21 +113,20 @@ def write_env_results(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]
     write_json(out / "results.json", without_run_facts({"start": start, "rows": [{k: v for k, v in r.items()
                                                                                      if k != "_path"} for r in rows]}))
     write_json(out / "gate_check.json", checks)
-    return tables, agreement
+    return EnvResults(tables, agreement, form)
 
 
-def env_metrics(env: str, rows: list[dict[str, Any]], agreement: dict[str, dict[str, float]],
-                checks: dict[str, dict[str, Any]], start: dict[str, dict[str, float]]) -> dict[str, float]:
+def env_metrics(env: str, rows: list[dict[str, Any]], res: EnvResults, checks: dict[str, dict[str, Any]],
+                start: dict[str, dict[str, float]]) -> dict[str, float]:
     """``<env>/<run>/<metric>`` (mean over seeds), the start's SR / CSC, the do-no-harm form
-    (``<env>/do_no_harm/*``, :func:`.report.do_no_harm`; finite numbers only), the gradient agreements, the gate
-    checks' numbers and the δ sweep's SR / CSC."""
+    (``<env>/do_no_harm/*``, ``res.form``; finite numbers only), the gradient agreements, the gate checks' numbers
+    and the δ sweep's SR / CSC."""
     metrics = {f"{k}/{m}": v for k, d in rep.summary([r for r in rows if r["delta_default"]]).items()
                for m, v in d.items()}
     metrics.update({f"{env}/start/{k}": float(start["in"][k]) for k in ("sr", "csc", "violation_rate")
                     if k in start["in"]})
-    form = rep.do_no_harm([r for r in rows if r["delta_default"]], start["in"])
-    metrics.update({f"{env}/do_no_harm/{k}": v for k, v in (form or {}).items() if math.isfinite(v)})
-    metrics.update({f"{env}/{run}/grad_agreement": v["agreement"] for run, v in agreement.items()})
+    metrics.update({f"{env}/do_no_harm/{k}": v for k, v in (res.form or {}).items() if math.isfinite(v)})
+    metrics.update({f"{env}/{run}/grad_agreement": v["agreement"] for run, v in res.agreement.items()})
     metrics.update({f"{env}/gate_check/{name}/{k}": float(v) for name, c in checks.items() for k, v in c.items()
                     if isinstance(v, (int, float))})
     for d, srs, cscs in rep.delta_rows(rows, env):
