@@ -39,18 +39,11 @@ VAL_BASE = 3100  # validation episodes: disjoint from the stage's evaluation (30
 
 
 def evaluate(policy: Any, base: int, episodes: int) -> dict[str, Any]:
-    """The deterministic policy on ``episode_seeds(base, range(episodes))`` of Dubins-VL: the stage's summary metrics
-    (``start.evaluator``'s, the same rollouts) and ``per_episode`` outcomes (``runs.per_episode``) for the crossed
-    bootstrap."""
-    from embodied_safety.shield.envs import env_factories
-    from embodied_safety.shield.policy.demos import episode_seeds
-    from embodied_safety.shield.policy.rollouts import collect_rollouts
-    from embodied_safety.shield.rl.runs import per_episode
+    """The deterministic policy on ``episode_seeds(base, range(episodes))`` of Dubins-VL, as the stage evaluates
+    (``runs.evaluate_conditions``): the summary metrics and ``per_episode`` outcomes for the crossed bootstrap."""
+    from embodied_safety.shield.rl.runs import evaluate_conditions
 
-    make_env, make_vec = env_factories("dubins")
-    rs = collect_rollouts(make_env, policy, seeds=episode_seeds(base, range(episodes)), deterministic=True,
-                          record_frames=False, n_envs=64, make_vec=make_vec)
-    return {**{k: float(v) for k, v in rs.summary().items()}, "per_episode": per_episode(rs)}
+    return evaluate_conditions("dubins", policy, episodes, ["in"], base=base)["in"]
 
 
 def crossed(runs: dict[str, Any], start: dict[str, Any], baseline: str | None) -> dict[str, Any]:

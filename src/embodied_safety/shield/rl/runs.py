@@ -237,14 +237,15 @@ def pose_aux(env: str, critic: Any, rs: Any, transitions: int, warmup: dict[str,
     return {"aux": aux, "aux_targets": pose_targets(states[cur])}
 
 
-def evaluate_conditions(env: str, policy: Any, episodes: int, conds: list[str]) -> dict[str, dict[str, Any]]:
-    """The deterministic policy on the held-out seeds ``episode_seed(EVAL_BASE, i)``, per condition (``in`` or a
-    perturbation): the summary metrics (floats) and ``per_episode`` (``{"sr": [...], "cost": [...]}`` in seed order,
-    :func:`per_episode`), which the do-no-harm intervals resample (:func:`.report.do_no_harm`)."""
+def evaluate_conditions(env: str, policy: Any, episodes: int, conds: list[str],
+                        base: int = EVAL_BASE) -> dict[str, dict[str, Any]]:
+    """The deterministic policy on the held-out seeds ``episode_seed(base, i)`` (the stage's: ``EVAL_BASE``), per
+    condition (``in`` or a perturbation): the summary metrics (floats) and ``per_episode`` (``{"sr": [...], "cost":
+    [...]}`` in seed order, :func:`per_episode`), which the do-no-harm intervals resample (:func:`.report.do_no_harm`)."""
     from ..policy.demos import episode_seeds
     from ..policy.rollouts import collect_rollouts
 
-    seeds = episode_seeds(EVAL_BASE, range(episodes))
+    seeds = episode_seeds(base, range(episodes))
     out: dict[str, dict[str, Any]] = {}
     for cond in conds:
         pert = None if cond == "in" else cond
