@@ -18,6 +18,7 @@ from embodied_safety.shield.rl.critic import (
     best_of,
     candidate_actions,
     hj_target,
+    nearest_safe,
 )
 
 
@@ -36,6 +37,18 @@ def test_candidate_actions_are_the_mean_then_axis_grids() -> None:
     assert value.item() == pytest.approx(0.5) and best.tolist()[0] == pytest.approx([-1.1])  # first of the ties
     with pytest.raises(ValueError, match="candidates"):
         CriticConfig(candidates=1)
+
+
+def test_nearest_safe_candidate_is_the_least_restrictive_correction() -> None:
+    """The recovery target ``nearest_safe``: among the candidates that clear δ, the one nearest the mean — not the
+    safest one; the safest where none clears δ."""
+    c = candidate_actions(torch.tensor([[0.3], [0.3], [0.3]]), torch.tensor([-1.1]), torch.tensor([1.1]), 5)
+    # candidates: 0.3 (the mean), -1.1, -0.55, 0.0, 0.55, 1.1
+    q = torch.tensor([[-0.5, 0.9, 0.4, -0.1, 0.2, 0.8],    # 0.55 clears δ = 0.1 and is nearest; -1.1 is the best
+                      [-0.5, 0.9, 0.4, -0.1, 0.05, 0.8],   # 0.55 does not clear 0.1: -0.55 (0.85 away) vs 1.1 (0.8)
+                      [-0.5, -0.2, -0.3, -0.1, 0.0, 0.05]])  # none clears δ: the best (1.1)
+    assert nearest_safe(q, c, 0.1)[:, 0].tolist() == pytest.approx([0.55, 1.1, 1.1])
+    assert best_of(q, c)[1][:, 0].tolist() == pytest.approx([-1.1, -1.1, 1.1])
     with pytest.raises(ValueError, match="target"):
         CriticConfig(target="mean")  # type: ignore[arg-type]
 

@@ -84,6 +84,15 @@ def best_of(q: Tensor, candidates: Tensor) -> tuple[Tensor, Tensor]:
     return value, candidates[torch.arange(len(idx), device=idx.device), idx]
 
 
+def nearest_safe(q: Tensor, candidates: Tensor, delta: float) -> Tensor:
+    """``[B, A]``: per row, the candidate nearest the policy mean (candidate 0) among those with ``q > delta``, the
+    least-restrictive correction of a safety filter; the best candidate (:func:`best_of`) where none clears ``delta``."""
+    dist = (candidates - candidates[:, :1]).norm(dim=-1)  # [B, C]
+    dist = torch.where(q > delta, dist, torch.full_like(dist, float("inf")))
+    idx = torch.where(torch.isfinite(dist.min(dim=1).values), dist.argmin(dim=1), q.argmax(dim=1))
+    return candidates[torch.arange(len(idx), device=idx.device), idx]
+
+
 def tabular_backup(q: np.ndarray, margin: np.ndarray, transition: np.ndarray, gamma: float,
                    terminal: np.ndarray | None = None) -> np.ndarray:
     """One application of the discounted safety operator on a finite MDP (App. A, Eq. 3).

@@ -39,7 +39,15 @@ from torch import Tensor, nn
 from ...threads import set_torch_threads
 from ..costs.margins import MarginKind, MarginSource
 from ..policy.visuomotor import clipped_gaussian_log_prob, gaussian_entropy
-from .critic import CriticConfig, CriticTrainer, FeatureReplay, ReplayBuffer, SafetyCritic, best_of
+from .critic import (
+    CriticConfig,
+    CriticTrainer,
+    FeatureReplay,
+    ReplayBuffer,
+    SafetyCritic,
+    best_of,
+    nearest_safe,
+)
 from .exits import cap_exits
 from .vecenv import TrainVec
 
@@ -59,6 +67,10 @@ class PPOConfig:
     #: docs/shield_ppo.md: on CPU budgets the critic's action gradient has the wrong sign half the time);
     #: ``recovery`` = ``β‖(ā_θ(o) − a*(o))/scale‖²``, the mean pulled toward the critic's best candidate action
     safety_update: Literal["dpg", "advantage", "mixed", "recovery"] = "dpg"
+    #: ``recovery``'s a*: ``best`` = the candidate with the highest Q_s (the issue's wording); ``nearest_safe`` = the
+    #: candidate nearest the policy mean among those with Q_s > δ (a least-restrictive safety filter's correction;
+    #: the best one where none clears δ). Stop 48: the oracle critic's ``best`` target costs SR (docs/shield_ppo.md)
+    recovery_target: Literal["best", "nearest_safe"] = "best"
     #: what the policy and critic see: ``image`` (frame + instruction) or ``state`` (Dubins-VL's 7-D state, the
     #: state-based control of :mod:`.state_control`)
     obs: Literal["image", "state"] = "image"
@@ -126,6 +138,8 @@ class PPOConfig:
             raise ValueError(f"exit_price {self.exit_price}: expected >= 0")
         if self.dual_cost not in ("margin", "train"):
             raise ValueError(f"dual_cost {self.dual_cost!r}: expected margin | train")
+        if self.recovery_target not in ("best", "nearest_safe"):
+            raise ValueError(f"recovery_target {self.recovery_target!r}: expected best | nearest_safe")
 
     @property
     def batch(self) -> int:
@@ -560,6 +574,8 @@ class GatedPPO:
                 q_c = critic.q_candidates(crit_f, cands)  # column 0 is the policy mean
                 q_old = q_c[:, 0]
                 v_best, out.a_star = best_of(q_c, cands)
+                if cfg.recovery_target == "nearest_safe":
+                    out.a_star = nearest_safe(q_c, cands, cfg.delta)
                 out.stats["no_safe_action_frac"] = float((v_best <= cfg.delta).float().mean())
             else:
                 q_old = critic.q_features(crit_f, mean_old)
