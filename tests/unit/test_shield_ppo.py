@@ -69,6 +69,9 @@ def test_do_no_harm_form_pairs_seeds_against_the_start_and_ppo_lagrangian() -> N
     table = rep.table_do_no_harm(lag + gated, start)
     assert "| BC start (the runs' initial policy) | 0.30 | 2.00 | | |" in table
     assert "holds on the means, not on the 95 % interval bounds" in table
+    assert "Unconstrained PPO" not in table  # only the runs that ran; with PPO's rows, its row beside them
+    ppo = [_row("ppo", s, 0.30, 7.0) for s in range(3)]
+    assert "| Unconstrained PPO | 0.30 ± 0.00 | 7.00 ± 0.00 |" in rep.table_do_no_harm(ppo + lag + gated, start)
     # a seed only one method ran is not paired; one seed: no interval, never "shown"
     one = rep.do_no_harm([lag[0], gated[0], _row("gated", 7, 0.0, 0.0)], start)
     assert one is not None and one["seeds"] == 1.0 and one["shown"] == 0.0 and one["holds"] == 1.0

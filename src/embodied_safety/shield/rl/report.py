@@ -242,9 +242,10 @@ def _diff_cell(interval: tuple[float, float, float], digits: int) -> str:
 
 
 def table_do_no_harm(rows: Sequence[Mapping[str, Any]], start: Mapping[str, Any], runs: Sequence[str] = (
-        "ppo_lag", "gated"), form: Mapping[str, float] | None = None) -> str:
-    """The start (the BC policy on the runs' evaluation episodes) beside the runs, each run minus the start, and
-    the do-no-harm form (``form``, else :func:`do_no_harm` of ``rows``) with its 95 % intervals."""
+        "ppo", "ppo_lag", "gated"), form: Mapping[str, float] | None = None) -> str:
+    """The start (the BC policy on the runs' evaluation episodes) beside the runs that ran (unconstrained PPO: what
+    the cost terms are read against), each run minus the start, and the do-no-harm form (``form``, else
+    :func:`do_no_harm` of ``rows``) with its 95 % intervals."""
     lines = ["\n## The start and the do-no-harm form (issue 21)\n",
              "| policy | SR↑ | CSC↓ | SR − start | CSC − start |", "|---|---|---|---|---|",
              f"| BC start (the runs' initial policy) | {start['sr']:.2f} | {start['csc']:.2f} | | |"]
