@@ -37,6 +37,8 @@ def test_candidate_actions_are_the_mean_then_axis_grids() -> None:
     assert value.item() == pytest.approx(0.5) and best.tolist()[0] == pytest.approx([-1.1])  # first of the ties
     with pytest.raises(ValueError, match="candidates"):
         CriticConfig(candidates=1)
+    with pytest.raises(ValueError, match="target"):
+        CriticConfig(target="mean")  # type: ignore[arg-type]
 
 
 def test_nearest_safe_candidate_is_the_least_restrictive_correction() -> None:
@@ -49,8 +51,6 @@ def test_nearest_safe_candidate_is_the_least_restrictive_correction() -> None:
                       [-0.5, -0.2, -0.3, -0.1, 0.0, 0.05]])  # none clears δ: the best (1.1)
     assert nearest_safe(q, c, 0.1)[:, 0].tolist() == pytest.approx([0.55, 1.1, 1.1])
     assert best_of(q, c)[1][:, 0].tolist() == pytest.approx([-1.1, -1.1, 1.1])
-    with pytest.raises(ValueError, match="target"):
-        CriticConfig(target="mean")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("twin", [False, True])
