@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -38,6 +40,14 @@ def test_the_oracle_run_plans_its_own_distilled_keypoint_critic() -> None:
     assert ppo_config(ShieldPPOConfig(cpu={"dubins": {"online_td": True}}), "dubins", "gated_oracle", 0).online_td
     with pytest.raises(ValueError, match="warmup"):
         CriticConfig(warmup="bc")  # type: ignore[arg-type]
+    # the oracle with a light recovery pull shares the oracle's warm critic; its pull is fixed, not the cost dual
+    both = plan(ShieldPPOConfig(runs={"dubins": ["gated_oracle", "gated_oracle_recovery"]}), "dubins")
+    assert len(both.critics) == 1 and len({j.critic for j in both.jobs}) == 1
+    rec = ppo_config(cfg, "dubins", "gated_oracle_recovery", 0)
+    assert (rec.safety_update, rec.recovery_weight, rec.online_td, rec.margin) == ("recovery", 0.2, False, "gt")
+    assert ppo_config(cfg, "dubins", "gated_oracle", 0).recovery_weight is None  # None: β
+    with pytest.raises(ValueError, match="recovery_weight"):
+        dataclasses.replace(rec, recovery_weight=-0.1)
 
 
 def test_the_distill_set_labels_every_frame_for_the_whole_grid() -> None:

@@ -255,3 +255,17 @@ def test_without_online_td_the_warm_critic_is_kept_as_warmed() -> None:
         assert run.buffer is None and run.trainer is None and run.collect().reached_features is None
     finally:
         run.close()
+
+
+def test_recovery_weight_replaces_the_dual_in_the_recovery_step() -> None:
+    """``recovery_weight`` (stop 48): the recovery pull's weight instead of β. With every sample flagged (δ above any
+    Q), weight 0 leaves no safety term; the default (β) and a fixed weight pull the mean toward a*."""
+    losses = {}
+    for weight in (None, 0.0, 0.2):
+        torch.manual_seed(0)
+        cfg = _cfg(safety_update="recovery", delta=1e6, rollout_steps=64, total_steps=256, recovery_weight=weight)
+        res = train(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg, progress=None)
+        assert all(h["infeasible_frac"] == 1.0 for h in res.history)
+        losses[weight] = res.history[0]["safety_loss"]
+    assert losses[0.0] == 0.0 and losses[None] > 0.0 and losses[0.2] > 0.0
+    assert losses[0.2] < losses[None]  # a pull weighted 0.2 against β ≈ 3 (the logged term is weight × distance)

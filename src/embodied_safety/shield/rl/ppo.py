@@ -71,6 +71,9 @@ class PPOConfig:
     #: candidate nearest the policy mean among those with Q_s > δ (a least-restrictive safety filter's correction;
     #: the best one where none clears δ). Stop 48: the oracle critic's ``best`` target costs SR (docs/shield_ppo.md)
     recovery_target: Literal["best", "nearest_safe"] = "best"
+    #: ``recovery``'s weight; None: β, the cost dual. Stop 48: with the oracle critic a fixed 0.2 kept the start's SR
+    #: where β (2.5-3) lost 0.03-0.12 of it (docs/shield_ppo.md)
+    recovery_weight: float | None = None
     #: what the policy and critic see: ``image`` (frame + instruction) or ``state`` (Dubins-VL's 7-D state, the
     #: state-based control of :mod:`.state_control`)
     obs: Literal["image", "state"] = "image"
@@ -138,6 +141,8 @@ class PPOConfig:
             raise ValueError(f"exit_price {self.exit_price}: expected >= 0")
         if self.dual_cost not in ("margin", "train"):
             raise ValueError(f"dual_cost {self.dual_cost!r}: expected margin | train")
+        if self.recovery_weight is not None and self.recovery_weight < 0:
+            raise ValueError(f"recovery_weight {self.recovery_weight}: expected >= 0 (or None: β)")
         if self.recovery_target not in ("best", "nearest_safe"):
             raise ValueError(f"recovery_target {self.recovery_target!r}: expected best | nearest_safe")
 
@@ -621,7 +626,8 @@ class GatedPPO:
                 q, pg_safe = None, None
                 if cfg.method == "gated" and cfg.safety_update == "recovery" and a_star is not None:
                     scale = (high - low) / 2  # infeasible: pull the mean toward the best candidate, weight β
-                    pg_safe = dual * (((mean - a_star[idx]) / scale) ** 2).mean(-1)
+                    weight = dual if cfg.recovery_weight is None else cfg.recovery_weight
+                    pg_safe = weight * (((mean - a_star[idx]) / scale) ** 2).mean(-1)
                 elif cfg.method == "gated" and cfg.safety_update not in ("dpg", "recovery"):
                     if cfg.safety_update == "mixed":  # infeasible: SafeVLA's mixed advantage with λ = β
                         s_mb, weight = (b_adv[idx] - dual * b_cadv[idx]) / (1.0 + dual), 1.0

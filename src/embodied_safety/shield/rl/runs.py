@@ -24,6 +24,7 @@ RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
     "gated": ("gated", "rubric", None, None),
     "gated_gt": ("gated", "gt", None, None),
     "gated_oracle": ("gated", "gt", None, None),
+    "gated_oracle_recovery": ("gated", "gt", "recovery", None),
     "gated_binary": ("gated", "binary", None, None),
     "penalty": ("penalty", "rubric", None, None),
     "gated_dpg": ("gated", "rubric", "dpg", None),
@@ -37,14 +38,16 @@ RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
 #: oracle reference, distilled from the simulator's action values (:mod:`.distill`) with the keypoint encoder and the
 #: pose regression on 30 k jittered states, the recipe that ranked the turns on held-out frames (docs/shield_ppo.md,
 #: "Stop 41")
-RUN_CRITIC: dict[str, dict[str, Any]] = {
-    "gated_oracle": {"warmup": "distill", "encoder": "keypoints", "pose_aux": 1.0, "pose_aux_states": 30000},
-}
+_ORACLE_CRITIC = {"warmup": "distill", "encoder": "keypoints", "pose_aux": 1.0, "pose_aux_states": 30000}
+RUN_CRITIC: dict[str, dict[str, Any]] = {"gated_oracle": _ORACLE_CRITIC, "gated_oracle_recovery": _ORACLE_CRITIC}
 #: run name -> its PPOConfig defaults (the env's keys override them): the oracle reference keeps its distilled values
 #: through training (no online TD: the policy-mean bootstrap would pull it back to the current policy's safety value,
 #: docs/shield_ppo.md "Stop 44")
 RUN_PPO: dict[str, dict[str, Any]] = {
     "gated_oracle": {"online_td": False},
+    # the oracle with the recovery step at a light fixed pull: the run that kept the start's SR and cut CSC below
+    # PPO-Lagrangian's at the demo budget over 10 seeds (docs/shield_ppo.md, "Stop 48")
+    "gated_oracle_recovery": {"online_td": False, "recovery_weight": 0.2},
 }
 #: ``shield_ppo.gate`` -> the critic's bootstrap (``CriticConfig.target``)
 GATE_TARGET = {"d1": "policy_mean", "selective": "best"}
