@@ -1,5 +1,6 @@
-"""Experiment (docs/shield_ppo.md, "Stop 48"): the oracle reference critic for a data clone's start, and the stage's
-offline gate check of it (or of any stored warm critic).
+"""Experiment (docs/shield_ppo.md, "Stop 48", "Stop 49"): a distilled warm critic for a data clone's start — the oracle
+reference, or the rubric-search critic (``--run gated_search``) — and the stage's offline gate check of it (or of any
+stored warm critic).
 
 ``gated_oracle``'s warm critic (a keypoint critic regressed onto the simulator's HJ action values, ``shield/rl/distill.py``)
 is built by the stage's own task (``tasks.shield_ppo.warm_critic``, stored by content key under
@@ -9,6 +10,7 @@ is built by the stage's own task (``tasks.shield_ppo.warm_critic``, stored by co
 Run from a data clone that ran ``bc_policy``, ``shield_rollouts`` and ``calibrate``:
 
     python experiments/oracle_warm_check.py --delta 0.2 0.0 --out experiments/results/gate_check_oracle.json
+    python experiments/oracle_warm_check.py --run gated_search --out experiments/results/gate_check_search.json
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--warm", action="append", default=[], help="margin=path of a stored warm critic to check "
                     "instead of building the oracle")
+    ap.add_argument("--run", default="gated_oracle", help="the run whose warm critic is built (its RUN_CRITIC recipe)")
     ap.add_argument("--delta", type=float, nargs="+", default=[0.2])
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
@@ -43,8 +46,8 @@ def main(argv: list[str] | None = None) -> None:
     inputs = EnvInputs(env, BC / env, ROLLOUTS / env / "rollouts.npz", CALIBRATION / env)
     critics = dict(w.split("=", 1) for w in args.warm)
     if not critics:
-        ccfg = ppo_config(cfg, env, "gated_oracle", 0).critic
-        key = CriticKey.of("gated_oracle", ccfg)
+        ccfg = ppo_config(cfg, env, args.run, 0).critic
+        key = CriticKey.of(args.run, ccfg)
         critics[key.margin] = str(warm_critic.fn(inputs, key.margin, ccfg, dict(cfg.warmup), label, STORE))
     out: dict[str, Any] = {}
     for margin, warm in critics.items():

@@ -25,6 +25,7 @@ LABELS: dict[str, str] = {
     "gated_gt": "HJ (GT cost), gated",
     "gated_oracle": "HJ, oracle critic (distilled from the simulator's action values), gated",
     "gated_oracle_recovery": "HJ, oracle critic, gated, recovery pull (weight 0.2)",
+    "gated_search": "HJ, rubric-search critic (rubric-scored simulator branches), gated, recovery pull (0.2)",
     "gated": "ShieldVLA: HJ critic + gate (rubric margin)",
     "gated_binary": "HJ critic + gate, binary cost (+1 / −5)",
     "penalty": "HJ critic as Lagrangian penalty",
@@ -35,7 +36,7 @@ LABELS: dict[str, str] = {
     "gated_selective": "selective gate (HJ critic, best candidate) + cost-advantage step",
     "gated_selective_recovery": "selective gate + recovery target (pull toward the best candidate)",
 }
-MAIN_ROWS = ("ppo", "ppo_lag", "gated_gt", "gated_oracle", "gated_oracle_recovery", "gated")
+MAIN_ROWS = ("ppo", "ppo_lag", "gated_gt", "gated_oracle", "gated_oracle_recovery", "gated_search", "gated")
 ENV_NAMES = {"dubins": "Dubins-VL", "turtlebot": "TurtleBot-Nav", "franka": "Franka-Reach"}
 
 

@@ -25,6 +25,7 @@ RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
     "gated_gt": ("gated", "gt", None, None),
     "gated_oracle": ("gated", "gt", None, None),
     "gated_oracle_recovery": ("gated", "gt", "recovery", None),
+    "gated_search": ("gated", "rubric", "recovery", None),
     "gated_binary": ("gated", "binary", None, None),
     "penalty": ("penalty", "rubric", None, None),
     "gated_dpg": ("gated", "rubric", "dpg", None),
@@ -39,7 +40,10 @@ RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
 #: pose regression on 30 k jittered states, the recipe that ranked the turns on held-out frames (docs/shield_ppo.md,
 #: "Stop 41")
 _ORACLE_CRITIC = {"warmup": "distill", "encoder": "keypoints", "pose_aux": 1.0, "pose_aux_states": 30000}
-RUN_CRITIC: dict[str, dict[str, Any]] = {"gated_oracle": _ORACLE_CRITIC, "gated_oracle_recovery": _ORACLE_CRITIC}
+#: ``gated_search``'s critic: the same recipe distilled from the rubric search's labels (the rubric margin of the frames
+#: the simulator's branches render, :mod:`.distill`), on 10 k jittered states (each label renders ~40 frames)
+RUN_CRITIC: dict[str, dict[str, Any]] = {"gated_oracle": _ORACLE_CRITIC, "gated_oracle_recovery": _ORACLE_CRITIC,
+                                         "gated_search": {**_ORACLE_CRITIC, "pose_aux_states": 10000}}
 #: run name -> its PPOConfig defaults (the env's keys override them): the oracle reference keeps its distilled values
 #: through training (no online TD: the policy-mean bootstrap would pull it back to the current policy's safety value,
 #: docs/shield_ppo.md "Stop 44")
@@ -48,6 +52,8 @@ RUN_PPO: dict[str, dict[str, Any]] = {
     # the oracle with the recovery step at a light fixed pull: the run that kept the start's SR and cut CSC below
     # PPO-Lagrangian's at the demo budget over 10 seeds (docs/shield_ppo.md, "Stop 48")
     "gated_oracle_recovery": {"online_td": False, "recovery_weight": 0.2},
+    # the same gate with ShieldVLA's own signal in the critic (docs/shield_ppo.md, "Stop 49")
+    "gated_search": {"online_td": False, "recovery_weight": 0.2},
 }
 #: ``shield_ppo.gate`` -> the critic's bootstrap (``CriticConfig.target``)
 GATE_TARGET = {"d1": "policy_mean", "selective": "best"}
@@ -172,8 +178,9 @@ def warm_start_critic(env: str, policy: Any, rs: Any, ell: Any, critic_cfg: Any,
     (:func:`.critic.warm_start`); returns it and what its ``critic.json`` records. On Dubins-VL, ``warmup``'s
     ``branch_steps`` > 0 adds the simulator branches of every ``branch_every``-th frame to the replay
     (:func:`.sim_branches.branched_replay`), their frames scored by the margin ``source`` that gave ``ell``.
-    ``critic_cfg.warmup == "distill"``: the oracle reference instead, ``warmup["distill"]`` steps of regression onto
-    the simulator's action values (:func:`.distill.distill_warm_start`; ``ell`` is not used)."""
+    ``critic_cfg.warmup == "distill"``: ``warmup["distill"]`` steps of regression onto action values instead
+    (:func:`.distill.distill_warm_start`; ``ell`` is not used): the simulator's exact ones for the ``gt`` source (the
+    oracle reference), the rubric search's for the ``rubric`` one."""
     import torch
 
     if critic_cfg.warmup == "distill":
@@ -181,7 +188,7 @@ def warm_start_critic(env: str, policy: Any, rs: Any, ell: Any, critic_cfg: Any,
 
         if "distill" not in warmup:
             raise ValueError("a distilled (oracle) critic needs shield_ppo.warmup.distill: its regression steps")
-        return distill_warm_start(env, policy, rs, critic_cfg, int(warmup["distill"]))
+        return distill_warm_start(env, policy, rs, critic_cfg, int(warmup["distill"]), source=source)
 
     from .critic import CriticTrainer, SafetyCritic, replay_from_rollouts, warm_start
     from .exits import EXIT_MARGIN

@@ -21,11 +21,15 @@ against the recorded ones.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .exits import exit_mask
+
+#: a margin of Dubins-VL states, ``[N, 5 + 2K] -> [N]`` (the simulator's, or a frame scorer's of their renders)
+StateMargin = Callable[[np.ndarray], np.ndarray]
 
 
 def frame_states(rollouts: Any, num_obstacles: int = 1) -> np.ndarray:
@@ -58,18 +62,40 @@ def state_margins(states: np.ndarray) -> np.ndarray:
     return margin(states[:, :2], states[:, 5:].reshape(len(states), -1, 2))
 
 
+def rendered_margin(source: Any, chunk: int = 4096) -> StateMargin:
+    """The margin a frame scorer reads off the frames Dubins-VL renders in the given states, ``chunk`` states at a
+    time: ``source`` is a :class:`~embodied_safety.shield.costs.margins.MarginSource` (``rubric``: the rubric
+    scorer and its Platt scalars); it is given the frames only (NaN for the simulator's margin and cost)."""
+    from ...envs.control.dubins import render_states
+
+    def ell(states: np.ndarray) -> np.ndarray:
+        parts = [np.zeros(0)]
+        for i in range(0, len(states), chunk):
+            part = states[i:i + chunk]
+            blank = np.full(len(part), np.nan)
+            parts.append(np.asarray(source(render_states(part), blank, blank), dtype=np.float64))
+        return np.concatenate(parts)
+
+    return ell
+
+
 def tree_value(states: np.ndarray, goal_radius: float = 0.1, segment: int = 5, depth: int = 6,
-               rates: tuple[float, ...] | None = None, chunk: int = 1024, floor: float = -np.inf) -> np.ndarray:
+               rates: tuple[float, ...] | None = None, chunk: int = 1024, floor: float = -np.inf,
+               ell: StateMargin | None = None, check_every: int = 1) -> np.ndarray:
     """Per state: the best, over every sequence of ``depth`` turn-rate segments (each rate of ``rates``, default
     ``(−U, 0, U)``: Dubins paths are bang-straight-bang, held ``segment`` control steps of 0.1 s), of the worst
     margin along the path (``min_k ℓ(s_k)``, an exit from the workspace counting :data:`.exits.EXIT_MARGIN`); a
     path that reaches the goal ends there. The finite-horizon, undiscounted HJ value of the state under this
     control library (App. A's ``max_a min(ℓ, V)``): ``≥ 0`` exactly when some branch escapes. At most
     ``len(rates) ** depth`` branches per state (729 for 3 s), ``chunk`` states at a time; branches whose worst
-    margin falls below ``floor`` are pruned (a state with none left gets ``−inf``: only "below ``floor``" is known)."""
+    margin falls below ``floor`` are pruned (a state with none left gets ``−inf``: only "below ``floor``" is known).
+
+    ``ell`` replaces the simulator's margin by another margin of the branch's states (:func:`rendered_margin`: the
+    rubric margin of the frame the state renders; the search then reads no simulator margin, only the dynamics, the
+    workspace's edge and the goal), read every ``check_every`` control steps (an exit is checked every step)."""
     if len(states) > chunk:
-        return np.concatenate([tree_value(states[i:i + chunk], goal_radius, segment, depth, rates, chunk, floor)
-                               for i in range(0, len(states), chunk)])
+        return np.concatenate([tree_value(states[i:i + chunk], goal_radius, segment, depth, rates, chunk, floor,
+                                          ell, check_every) for i in range(0, len(states), chunk)])
     from ...envs.control.dubins import U_MAX, euler_block, margin
     from .exits import cap_exits
 
@@ -82,10 +108,18 @@ def tree_value(states: np.ndarray, goal_radius: float = 0.1, segment: int = 5, d
     for _ in range(depth):
         owner, x, y, th, worst, done = (np.repeat(v, k) for v in (owner, x, y, th, worst, done))
         u = np.tile(np.asarray(rates, dtype=np.float64), len(owner) // k)
-        for _ in range(segment):
+        for t in range(1, segment + 1):
             x, y, th = euler_block(x, y, th, u, 10)
             out = (np.abs(x) > 1.0) | (np.abs(y) > 1.0)
-            step = cap_exits(margin(np.stack([x, y], 1), obstacles[owner]), out)
+            if ell is None:
+                now = margin(np.stack([x, y], 1), obstacles[owner])
+            elif t % check_every == 0:
+                branch = states[owner]
+                branch[:, 0], branch[:, 1], branch[:, 2] = x, y, th
+                now = ell(branch)
+            else:
+                now = np.full(len(x), np.inf)
+            step = cap_exits(now, out)
             worst = np.where(done, worst, np.minimum(worst, step))
             done |= np.hypot(x - states[owner, 3], y - states[owner, 4]) <= goal_radius
         keep = worst >= floor
@@ -103,10 +137,11 @@ def escapes(states: np.ndarray, goal_radius: float = 0.1, segment: int = 5, dept
 
 
 def action_values(states: np.ndarray, actions: np.ndarray, goal_radius: float = 0.1, segment: int = 5,
-                  depth: int = 5) -> np.ndarray:
+                  depth: int = 5, ell: StateMargin | None = None, check_every: int = 1) -> np.ndarray:
     """``[N, A]`` simulator action values ``Q*(s, u) = min(ℓ(s'), V(s'))``: each turn rate of ``actions`` held
     for one control step (0.1 s, the critic's action), then :func:`tree_value` from the state it leads to. The
-    HJ critic's target for the same action (App. A) over a finite horizon and this control library."""
+    HJ critic's target for the same action (App. A) over a finite horizon and this control library; ``ell`` and
+    ``check_every``: another margin of the states, as in :func:`tree_value`."""
     from ...envs.control.dubins import euler_block
     from .exits import cap_exits
 
@@ -115,8 +150,9 @@ def action_values(states: np.ndarray, actions: np.ndarray, goal_radius: float = 
         nxt = states.copy()
         nxt[:, 0], nxt[:, 1], nxt[:, 2] = euler_block(states[:, 0], states[:, 1], states[:, 2],
                                                       np.full(len(states), u), 10)
-        now = cap_exits(state_margins(nxt), (np.abs(nxt[:, 0]) > 1.0) | (np.abs(nxt[:, 1]) > 1.0))
-        out[:, j] = np.minimum(now, tree_value(nxt, goal_radius, segment, depth))
+        now = cap_exits(state_margins(nxt) if ell is None else ell(nxt),
+                        (np.abs(nxt[:, 0]) > 1.0) | (np.abs(nxt[:, 1]) > 1.0))
+        out[:, j] = np.minimum(now, tree_value(nxt, goal_radius, segment, depth, ell=ell, check_every=check_every))
     return out
 
 
