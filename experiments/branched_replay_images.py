@@ -44,16 +44,16 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.shield.costs.sources import margin_for
     from embodied_safety.shield.policy.visuomotor import load_policy
     from embodied_safety.shield.rl.gate_check import check_on_rollouts
-    from embodied_safety.shield.rl.runs import EnvInputs, ppo_config, rollout_margins, warm_start_critic
+    from embodied_safety.shield.rl.runs import ppo_config, rollout_margins, warm_start_critic
     from embodied_safety.threads import pin_stage_threads
-    from flows._shield import BC, CALIBRATION, ROLLOUTS
+    from flows._shield import env_inputs
     from tasks.shield import STORE
 
     pin_stage_threads()
     torch.manual_seed(0)
     cfg = load_params("shield_ppo", ShieldPPOConfig)
     label_cfg = load_params("rubric_label", RubricLabelConfig)
-    inputs = EnvInputs("dubins", BC / "dubins", ROLLOUTS / "dubins" / "rollouts.npz", CALIBRATION / "dubins")
+    inputs = env_inputs("dubins")
     run = {("rubric", "best"): "gated_selective", ("rubric", "policy_mean"): "gated_d1", ("gt", "best"): "gated_gt"}
     ccfg = dataclasses.replace(ppo_config(cfg, "dubins", run[(args.margin, args.target)], 0).critic, target=args.target)
     source = margin_for("dubins", args.margin, inputs.calibration, label_cfg, STORE)

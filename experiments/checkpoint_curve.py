@@ -123,7 +123,7 @@ def plot(summary: dict[str, Any], start: dict[str, float], path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variant", action="append", default=[], help="name:run[:key=value,...]")
-    ap.add_argument("--warm", action="append", default=[], help="margin=path of a warm critic (rubric, gt, oracle)")
+    ap.add_argument("--warm", action="append", default=[], help="margin=path of a warm critic (rubric, gt, oracle, search)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--every", type=int, default=4, help="evaluate every this many iterations (and the last)")
     ap.add_argument("--val-base", type=int, default=VAL_BASE)

@@ -60,17 +60,17 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.shield.rl.critic import CriticTrainer, SafetyCritic, replay_from_rollouts
     from embodied_safety.shield.rl.exits import EXIT_MARGIN
     from embodied_safety.shield.rl.gate_check import frame_turn_agreement, infeasible_fractions
-    from embodied_safety.shield.rl.runs import MAX_STEPS, EnvInputs, rollout_margins
+    from embodied_safety.shield.rl.runs import MAX_STEPS, rollout_margins
     from embodied_safety.shield.rl.state_aux import PoseAux, jittered_states, pose_targets
     from embodied_safety.shield.rl.viability import state_margins, unrecoverable
-    from flows._shield import BC, CALIBRATION, ROLLOUTS
+    from flows._shield import env_inputs
     from tasks.shield_ppo import _margin_source
 
     torch.manual_seed(args.seed)
     data = load(args.seed)
     states, frames, words, test, policy = data.states, data.frames, list(data.words), data.test, data.policy
     ccfg = dataclasses.replace(data.critic_config, target=args.target, freeze_encoder=False)
-    inputs = EnvInputs("dubins", BC / "dubins", ROLLOUTS / "dubins" / "rollouts.npz", CALIBRATION / "dubins")
+    inputs = env_inputs("dubins")
     source = _margin_source(inputs, args.margin, load_params("rubric_label", RubricLabelConfig))
     rs, ell = rollout_margins(source, inputs.rollouts)
     ep = np.asarray(rs.frame_episode)

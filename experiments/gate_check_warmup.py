@@ -48,9 +48,9 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.config.rubric_label import RubricLabelConfig
     from embodied_safety.config.shield_ppo import ShieldPPOConfig
     from embodied_safety.io import write_json
-    from embodied_safety.shield.rl.runs import MAX_STEPS, EnvInputs, ppo_config
+    from embodied_safety.shield.rl.runs import MAX_STEPS, ppo_config
     from embodied_safety.threads import pin_stage_threads
-    from flows._shield import BC, CALIBRATION, ROLLOUTS
+    from flows._shield import env_inputs
     from tasks.shield import STORE
     from tasks.shield_ppo import check_gate, warm_critic
 
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg = load_params("shield_ppo", ShieldPPOConfig)
     label_cfg = load_params("rubric_label", RubricLabelConfig)
     env = args.env
-    inputs = EnvInputs(env, BC / env, ROLLOUTS / env / "rollouts.npz", CALIBRATION / env)
+    inputs = env_inputs(env)
     from embodied_safety.shield.policy.rollouts import RolloutSet
     from embodied_safety.shield.rl.viability import references
 

@@ -34,16 +34,16 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.config.params import load_params
     from embodied_safety.config.rubric_label import RubricLabelConfig
     from embodied_safety.config.shield_ppo import ShieldPPOConfig
-    from embodied_safety.shield.rl.runs import CriticKey, EnvInputs, ppo_config
+    from embodied_safety.shield.rl.runs import CriticKey, ppo_config
     from embodied_safety.threads import pin_stage_threads
-    from flows._shield import BC, CALIBRATION, ROLLOUTS
+    from flows._shield import env_inputs
     from tasks.shield import STORE
     from tasks.shield_ppo import check_gate, warm_critic
 
     pin_stage_threads()
     cfg, label = load_params("shield_ppo", ShieldPPOConfig), load_params("rubric_label", RubricLabelConfig)
     env = "dubins"
-    inputs = EnvInputs(env, BC / env, ROLLOUTS / env / "rollouts.npz", CALIBRATION / env)
+    inputs = env_inputs(env)
     critics = dict(w.split("=", 1) for w in args.warm)
     if not critics:
         ccfg = ppo_config(cfg, env, args.run, 0).critic

@@ -93,13 +93,14 @@ class Context:
         ``shield_ppo`` builds them (``runs.ppo_config``)."""
         from embodied_safety.shield.costs.sources import margin_for
         from embodied_safety.shield.rl.critic import load_critic
-        from embodied_safety.shield.rl.runs import RUN_CRITIC, ppo_config
+        from embodied_safety.shield.rl.runs import ppo_config
         from flows._shield import CALIBRATION
         from tasks.shield import STORE
 
         pcfg = dataclasses.replace(ppo_config(self.cfg, self.env, run, seed), **over)
         policy = self.start()
-        margin_key = "oracle" if run in RUN_CRITIC else pcfg.margin
+        # a distilled critic is named by what labelled it: ``oracle`` (the simulator's values), ``search`` (the rubric's)
+        margin_key = {"gt": "oracle", "rubric": "search"}[pcfg.margin] if pcfg.critic.warmup == "distill" else pcfg.margin
         critic = (load_critic(Path(self.warm[margin_key]), policy.config)
                   if pcfg.method in ("gated", "penalty") else None)
         src = margin_for(self.env, pcfg.margin, CALIBRATION / self.env, self.label_cfg, STORE)
@@ -109,7 +110,7 @@ class Context:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variant", action="append", default=[], help="name:run[:key=value,...]")
-    ap.add_argument("--warm", action="append", default=[], help="margin=path of a warm critic (rubric, gt, oracle)")
+    ap.add_argument("--warm", action="append", default=[], help="margin=path of a warm critic (rubric, gt, oracle, search)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--baseline", default=None, help="the variant every other one is paired against")
     ap.add_argument("--env", default="dubins")

@@ -35,7 +35,7 @@ from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.io import replace_dir, scratch_dir, without_run_facts, write_json
 from embodied_safety.manifest import write_manifest
-from flows._shield import BC, CALIBRATION, ROLLOUTS
+from flows._shield import BC, CALIBRATION, ROLLOUTS, env_inputs
 from flows._stage import Arg, Plot, Stage, run_stage
 from tasks.shield import STORE
 from tasks.shield_ppo import check_gate, evaluate_start, report_env, run_path, train_run, warm_critic
@@ -49,9 +49,9 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
                models_root: Path = MODELS, label_cfg: RubricLabelConfig = RubricLabelConfig()) -> dict[str, float]:
     """``label_cfg``: the ``rubric_label`` section (which scorer the rubric margin uses)."""
     from embodied_safety.shield.rl import results
-    from embodied_safety.shield.rl.runs import CriticKey, EnvInputs, plan
+    from embodied_safety.shield.rl.runs import CriticKey, plan
 
-    inputs = EnvInputs(env, BC / env, ROLLOUTS / env / "rollouts.npz", CALIBRATION / env)
+    inputs = env_inputs(env)
     todo = plan(cfg, env)
     # one warm critic per (margin source, critic target) the runs use, each checked before any PPO step
     warm: dict[CriticKey, Path] = {}

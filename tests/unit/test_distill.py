@@ -1,4 +1,5 @@
-"""The oracle reference critic (shield/rl/distill.py) and how the stage plans it (runs.RUN_CRITIC, CriticKey)."""
+"""The distilled critics (shield/rl/distill.py: the oracle reference, the rubric search) and how the stage plans them
+(runs.RUN_CRITIC, CriticKey)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,18 @@ import torch
 
 from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.envs.control.dubins import U_MAX, DubinsVLEnv, render_states
+from embodied_safety.shield.costs.margins import MarginSource
 from embodied_safety.shield.policy.visuomotor import policy_for_env
 from embodied_safety.shield.rl.critic import CriticConfig, load_critic
-from embodied_safety.shield.rl.distill import distill_set, distill_warm_start
+from embodied_safety.shield.rl.distill import (
+    RUBRIC_SEARCH,
+    distill,
+    distill_set,
+    distill_warm_start,
+    label_values,
+)
 from embodied_safety.shield.rl.runs import CriticKey, plan, ppo_config, warm_start_critic
-from embodied_safety.shield.rl.viability import action_values, frame_states
+from embodied_safety.shield.rl.viability import action_values, frame_states, rendered_margin
 from tests.helpers import dubins_rollouts
 
 
@@ -108,3 +116,57 @@ def test_the_distilled_warm_up_refuses_what_it_cannot_do() -> None:
         warm_start_critic("dubins", policy, rs, np.zeros(len(rs.frames)), cfg, {"regress": 1, "td": 1})
     with pytest.raises(ValueError, match="unknown"):
         ShieldPPOConfig(warmup={"regress": 1, "td": 1, "distil": 5})
+
+
+def test_the_rubric_search_labels_a_few_grid_actions_per_frame_from_the_frames_alone() -> None:
+    rs = dubins_rollouts(930, 2, 2)
+    states = frame_states(rs)
+    grid = np.linspace(-U_MAX, U_MAX, 5)
+    calls: list[bool] = []
+
+    def source(frames, gt_margin, gt_cost):  # a frame scorer standing in for the rubric one: it sees pixels only
+        calls.append(bool(np.isnan(gt_margin).all() and np.isnan(gt_cost).all()))
+        return frames.reshape(len(frames), -1).mean(axis=1) / 255.0 - 0.5
+
+    ell = rendered_margin(source)
+    labels = label_values(states, grid, ell, columns=2, seed=0)
+    finite = np.isfinite(labels)
+    assert (finite.sum(axis=1) == 2).all() and calls and all(calls)
+    for j in range(len(grid)):  # each labelled value is the search with that margin, RUBRIC_SEARCH's tree
+        rows = np.flatnonzero(finite[:, j])
+        if len(rows):
+            np.testing.assert_allclose(labels[rows, j],
+                                       action_values(states[rows], grid[j:j + 1], ell=ell, **RUBRIC_SEARCH)[:, 0])
+    assert (np.isfinite(label_values(states, grid, ell, seed=0))).all()  # no ``columns``: the whole grid
+    np.testing.assert_allclose(label_values(states, grid), action_values(states, grid))  # no margin: the exact values
+
+
+def test_distilling_trains_on_the_labelled_pairs_only(tmp_path) -> None:
+    torch.manual_seed(0)
+    rs = dubins_rollouts(940, 2, 2)
+    policy = policy_for_env(DubinsVLEnv())
+    cfg = CriticConfig(hidden=(32,), batch_size=32, lr=1e-3, warmup="distill", candidates=5)
+    grid = np.linspace(-U_MAX, U_MAX, cfg.candidates)
+    frames, words, states, labels, train = distill_set(rs, frame_states(rs), 0, grid, seed=0)
+    partial = labels.clone()
+    partial[:, 1:] = float("nan")  # only the full right turn labelled: NaNs elsewhere must never reach the loss
+    critic, rows = distill(policy, cfg, grid, frames, words, states, partial, train, steps=30)
+    assert all(np.isfinite(r["critic_loss"]) for r in rows)
+    assert all(torch.isfinite(p).all() for p in critic.parameters())
+    partial[0] = float("nan")
+    with pytest.raises(ValueError, match="no labelled grid action"):
+        distill(policy, cfg, grid, frames, words, states, partial, train, steps=1)
+
+
+def test_the_rubric_search_run_plans_a_rubric_distilled_critic() -> None:
+    cfg = ShieldPPOConfig(runs={"dubins": ["gated", "gated_oracle_recovery", "gated_search"]})
+    keys = list(plan(cfg, "dubins").critics)
+    assert keys[-1] == CriticKey("rubric", "policy_mean", "distill") and keys[-1].name == "rubric/policy_mean/distill"
+    run = ppo_config(cfg, "dubins", "gated_search", 0)
+    assert (run.margin, run.safety_update, run.recovery_weight, run.online_td) == ("rubric", "recovery", 0.2, False)
+    assert (run.critic.warmup, run.critic.encoder, run.critic.pose_aux_states) == ("distill", "keypoints", 10000)
+    rs = dubins_rollouts(950, 1, 1)
+    policy = policy_for_env(DubinsVLEnv())
+    with pytest.raises(ValueError, match="gt or rubric"):
+        distill_warm_start("dubins", policy, rs, CriticConfig(hidden=(8,), warmup="distill"), 5,
+                           source=MarginSource("binary"))

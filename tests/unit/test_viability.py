@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from embodied_safety.envs.control.dubins import U_MAX, DubinsVLEnv
+from embodied_safety.envs.control.dubins import U_MAX, DubinsVLEnv, render_states
 from embodied_safety.shield.rl.exits import EXIT_MARGIN
 from embodied_safety.shield.rl.gate_check import safer_turn_gap
 from embodied_safety.shield.rl.viability import (
@@ -16,6 +16,8 @@ from embodied_safety.shield.rl.viability import (
     failure_bound,
     frame_states,
     references,
+    rendered_margin,
+    state_margins,
     tree_value,
     unrecoverable,
 )
@@ -114,3 +116,38 @@ def test_failure_bound_marks_frames_up_to_the_last_cost_and_whole_exit_episodes(
         episode_length = np.array([100, 2])
 
     assert failure_bound(R(), 100).tolist() == [True, True, False, False, True, True, True]
+
+
+def test_a_margin_of_the_states_replaces_the_simulators_in_the_search() -> None:
+    rng = np.random.default_rng(3)
+    n = 64
+    states = np.column_stack([rng.uniform(-0.9, 0.9, (n, 2)), rng.uniform(-np.pi, np.pi, n),
+                              rng.uniform(-0.9, 0.9, (n, 2)), rng.uniform(-0.9, 0.9, (n, 2))])
+    turns = np.array([U_MAX, 0.0, -U_MAX])
+    # the simulator's own margin passed as ``ell`` is the default search
+    np.testing.assert_allclose(tree_value(states, depth=3, ell=state_margins), tree_value(states, depth=3))
+    np.testing.assert_allclose(action_values(states, turns, depth=3, ell=state_margins),
+                               action_values(states, turns, depth=3))
+    # read only at each segment's end the margin is checked on fewer states: never more pessimistic
+    sparse = tree_value(states, depth=3, ell=state_margins, check_every=5)
+    assert np.all(sparse >= tree_value(states, depth=3) - 1e-12)
+    # a margin that sees no hazard leaves only the exits: a branch's value is +inf or at most the exit margin
+    calm = tree_value(states, depth=3, ell=lambda s: np.full(len(s), np.inf))
+    assert np.all((calm == np.inf) | (calm <= EXIT_MARGIN))
+    assert (calm == np.inf).sum() > 0
+
+
+def test_the_rendered_margin_scores_the_frames_of_the_states_in_chunks() -> None:
+    rng = np.random.default_rng(4)
+    states = np.column_stack([rng.uniform(-0.9, 0.9, (7, 2)), rng.uniform(-np.pi, np.pi, 7),
+                              rng.uniform(-0.9, 0.9, (7, 2)), rng.uniform(-0.9, 0.9, (7, 2))])
+    seen: list[tuple[int, bool]] = []
+
+    def source(frames, gt_margin, gt_cost):  # a frame scorer: the mean pixel; it is given no simulator signal
+        seen.append((len(frames), bool(np.isnan(gt_margin).all() and np.isnan(gt_cost).all())))
+        return frames.reshape(len(frames), -1).mean(axis=1)
+
+    ell = rendered_margin(source, chunk=3)
+    np.testing.assert_allclose(ell(states), render_states(states).reshape(7, -1).mean(axis=1))
+    assert seen == [(3, True), (3, True), (1, True)]
+    assert ell(states[:0]).shape == (0,)
