@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.shield.rl.gate_check import check_on_rollouts
     from embodied_safety.shield.rl.runs import ppo_config, rollout_margins, warm_start_critic
     from embodied_safety.threads import pin_stage_threads
-    from flows._shield import env_inputs
+    from flows.shield_ppo import env_inputs
     from tasks.shield import STORE
 
     pin_stage_threads()

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.shield.rl.runs import MAX_STEPS, rollout_margins
     from embodied_safety.shield.rl.state_aux import PoseAux, jittered_states, pose_targets
     from embodied_safety.shield.rl.viability import state_margins, unrecoverable
-    from flows._shield import env_inputs
+    from flows.shield_ppo import env_inputs
     from tasks.shield_ppo import _margin_source
 
     torch.manual_seed(args.seed)

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.io import write_json
     from embodied_safety.shield.rl.runs import MAX_STEPS, ppo_config
     from embodied_safety.threads import pin_stage_threads
-    from flows._shield import env_inputs
+    from flows.shield_ppo import env_inputs
     from tasks.shield import STORE
     from tasks.shield_ppo import check_gate, warm_critic
 

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     from embodied_safety.config.shield_ppo import ShieldPPOConfig
     from embodied_safety.shield.rl.runs import CriticKey, ppo_config
     from embodied_safety.threads import pin_stage_threads
-    from flows._shield import env_inputs
+    from flows.shield_ppo import env_inputs
     from tasks.shield import STORE
     from tasks.shield_ppo import check_gate, warm_critic
 

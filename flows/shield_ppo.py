@@ -35,13 +35,19 @@ from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.io import replace_dir, scratch_dir, without_run_facts, write_json
 from embodied_safety.manifest import write_manifest
-from flows._shield import BC, CALIBRATION, ROLLOUTS, env_inputs
+from embodied_safety.shield.rl.runs import EnvInputs
+from flows._shield import BC, CALIBRATION, ROLLOUTS
 from flows._stage import Arg, Plot, Stage, run_stage
 from tasks.shield import STORE
 from tasks.shield_ppo import check_gate, evaluate_start, report_env, run_path, train_run, warm_critic
 
 OUT = Path("data/shield/ppo")
 MODELS = Path("models/shield/ppo")
+
+
+def env_inputs(env: str) -> EnvInputs:
+    """One env's inputs in this checkout: the BC policy, its rollouts and the calibration (the experiments use it too)."""
+    return EnvInputs(env, BC / env, ROLLOUTS / env / "rollouts.npz", CALIBRATION / env)
 
 
 @flow(name="shield_ppo", log_prints=True)
