@@ -92,7 +92,7 @@ STUDY := -S 'baselines.splits=[test, ood_objectshift, ood_taskshift]' -S 'safebr
 SHIELD_STUDY := $(foreach s,shield_demos bc_policy shield_rollouts rubric_label calibrate,-S '$(s).envs=[dubins, turtlebot, franka]') \
 	-S 'shield_ppo.scale=study' -S 'shield_ppo.envs=[dubins, turtlebot, franka]' -S 'shield_ppo.warmup={regress: 200, td: 400, branch_steps: 0, branch_every: 3, distill: 3000}' \
 	-S 'shield_ppo.eval_episodes={dubins: 300, turtlebot: 20, franka: 10}' -S 'shield_ppo.ood=[color, light, all]' -S 'shield_ppo.seeds={dubins: [0, 1, 2], turtlebot: [0], franka: [0]}' \
-	-S 'shield_ppo.runs={dubins: [ppo, ppo_lag, gated, gated_gt, gated_oracle, gated_oracle_recovery, gated_binary, penalty, gated_dpg, gated_advantage], turtlebot: [ppo, ppo_lag, gated, gated_binary, penalty], franka: [ppo, ppo_lag, gated, gated_binary, penalty]}' \
+	-S 'shield_ppo.runs={dubins: [ppo, ppo_lag, gated, gated_gt, gated_oracle, gated_oracle_recovery, gated_search, gated_binary, penalty, gated_dpg, gated_advantage], turtlebot: [ppo, ppo_lag, gated, gated_binary, penalty], franka: [ppo, ppo_lag, gated, gated_binary, penalty]}' \
 	-S 'shield_ppo.delta_sweep={dubins: [0.0, 0.1, 0.2, 0.4]}'
 
 # A `--temp` experiment runs in .dvc/tmp/exps/standalone/<tmp>/, where the sibling `../shared` (agentbench_eval's
