@@ -64,7 +64,7 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
     checks: dict[str, dict[str, Any]] = {}
     for wkey, ccfg in todo.critics.items():
         warm[wkey] = warm_critic(inputs, wkey[0], ccfg, dict(cfg.warmup), label_cfg, STORE)
-        checks[wkey.name] = check_gate(inputs, wkey[0], warm[wkey], todo.delta, label_cfg, STORE)
+        checks[wkey.name] = check_gate(inputs, wkey[0], warm[wkey], todo.deltas[wkey], label_cfg, STORE)
     start = evaluate_start(inputs, cfg, STORE)  # the runs' initial policy on their evaluation episodes
     rows = []
     for job in todo.jobs:

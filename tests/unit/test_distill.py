@@ -165,8 +165,31 @@ def test_the_rubric_search_run_plans_a_rubric_distilled_critic() -> None:
     run = ppo_config(cfg, "dubins", "gated_search", 0)
     assert (run.margin, run.safety_update, run.recovery_weight, run.online_td) == ("rubric", "recovery", 0.2, False)
     assert (run.critic.warmup, run.critic.encoder, run.critic.pose_aux_states) == ("distill", "keypoints", 10000)
+    # its δ (the rubric margin's units) overrides Table 14's row, yields to a CPU override; each critic is checked at
+    # the δ of the first run that needs it
+    table = ShieldPPOConfig(hyper={"dubins": {"delta": 0.2}}, runs=cfg.runs)
+    assert ppo_config(table, "dubins", "gated_search", 0).delta == -0.5 and ppo_config(table, "dubins", "gated", 0).delta == 0.2
+    assert ppo_config(ShieldPPOConfig(cpu={"dubins": {"delta": 0.1}}), "dubins", "gated_search", 0).delta == 0.1
+    assert list(plan(table, "dubins").deltas.values()) == [0.2, 0.2, -0.5]
     rs = dubins_rollouts(950, 1, 1)
     policy = policy_for_env(DubinsVLEnv())
     with pytest.raises(ValueError, match="gt or rubric"):
         distill_warm_start("dubins", policy, rs, CriticConfig(hidden=(8,), warmup="distill"), 5,
                            source=MarginSource("binary"))
+
+
+def test_the_stage_warm_up_distils_from_the_rubric_search_when_the_margin_is_the_rubric() -> None:
+    from embodied_safety.shield.costs.calibrate import PlattCalibration
+
+    torch.manual_seed(0)
+    rs = dubins_rollouts(960, 1, 1)
+    policy = policy_for_env(DubinsVLEnv())
+    cfg = CriticConfig(hidden=(8,), batch_size=16, warmup="distill", candidates=5, pose_aux_states=4)
+    rubric = MarginSource("rubric", lambda frames: frames.reshape(len(frames), -1).mean(axis=1) / 64.0,
+                          PlattCalibration(1.0, -1.0))
+    ell = np.zeros(len(rs.frames))
+    critic, extra = warm_start_critic("dubins", policy, rs, ell, cfg, {"regress": 1, "td": 1, "distill": 3}, source=rubric)
+    n = len(rs.frames) + 4
+    assert extra["labels"] == "rubric" and extra["transitions"] == n and extra["labelled_pairs"] == 3 * n
+    _, gt = warm_start_critic("dubins", policy, rs, ell, cfg, {"regress": 1, "td": 1, "distill": 3}, source=MarginSource("gt"))
+    assert gt["labels"] == "gt" and gt["labelled_pairs"] == 5 * n  # the simulator's values: the whole grid

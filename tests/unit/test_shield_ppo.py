@@ -80,6 +80,13 @@ def test_do_no_harm_form_pairs_seeds_against_the_start_and_ppo_lagrangian() -> N
     assert rep.do_no_harm(lag + worse, start)["holds"] == 0.0  # type: ignore[index]
     assert "does not hold" in rep.table_do_no_harm(lag + worse, start)
     assert rep.do_no_harm(lag, start) is None and "needs both" in rep.table_do_no_harm(lag, start)
+    # each ShieldVLA run of FORM_RUNS that ran gets its own verdict: the rubric-search run beside the TD critic's
+    search = [_row("gated_search", s, 0.31, 2.0) for s in range(3)]
+    forms = rep.do_no_harm_forms(lag + gated + search, start)
+    assert list(forms) == ["gated", "gated_search"] and forms["gated_search"]["csc_minus_baseline"] == pytest.approx(-3.0)
+    both = rep.table_do_no_harm(lag + gated + search, start)
+    assert both.count("Do-no-harm form of") == 2 and f"Do-no-harm form of {rep.LABELS['gated_search']}" in both
+    assert list(rep.do_no_harm_forms(lag + search, start)) == ["gated_search"]
 
 
 def _episode_row(run: str, seed: int, sr: list[float], cost: list[float]) -> dict:

@@ -36,6 +36,9 @@ LABELS: dict[str, str] = {
     "gated_selective": "selective gate (HJ critic, best candidate) + cost-advantage step",
     "gated_selective_recovery": "selective gate + recovery target (pull toward the best candidate)",
 }
+#: the ShieldVLA runs whose do-no-harm form the stage checks (:func:`do_no_harm_forms`): the TD critic's and the
+#: rubric search's
+FORM_RUNS = ("gated", "gated_search")
 MAIN_ROWS = ("ppo", "ppo_lag", "gated_gt", "gated_oracle", "gated_oracle_recovery", "gated_search", "gated")
 ENV_NAMES = {"dubins": "Dubins-VL", "turtlebot": "TurtleBot-Nav", "franka": "Franka-Reach"}
 
@@ -243,11 +246,17 @@ def _diff_cell(interval: tuple[float, float, float], digits: int) -> str:
     return f"{m:+.{digits}f}" + ("" if math.isnan(lo) else f" [{lo:+.{digits}f}, {hi:+.{digits}f}]")
 
 
+def do_no_harm_forms(rows: Sequence[Mapping[str, Any]], start: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """:func:`do_no_harm` of every run of :data:`FORM_RUNS` that ran beside PPO-Lagrangian."""
+    forms = {run: do_no_harm(rows, start, run) for run in FORM_RUNS}
+    return {run: form for run, form in forms.items() if form is not None}
+
+
 def table_do_no_harm(rows: Sequence[Mapping[str, Any]], start: Mapping[str, Any], runs: Sequence[str] = (
-        "ppo", "ppo_lag", "gated"), form: Mapping[str, float] | None = None) -> str:
+        "ppo", "ppo_lag", "gated", "gated_search"), forms: Mapping[str, Mapping[str, float]] | None = None) -> str:
     """The start (the BC policy on the runs' evaluation episodes) beside the runs that ran (unconstrained PPO: what
-    the cost terms are read against), each run minus the start, and the do-no-harm form (``form``, else
-    :func:`do_no_harm` of ``rows``) with its 95 % intervals."""
+    the cost terms are read against), each run minus the start, and the do-no-harm form of each ShieldVLA run
+    (``forms``, else :func:`do_no_harm_forms` of ``rows``) with its 95 % intervals."""
     lines = ["\n## The start and the do-no-harm form (issue 21)\n",
              "| policy | SR↑ | CSC↓ | SR − start | CSC − start |", "|---|---|---|---|---|",
              f"| BC start (the runs' initial policy) | {start['sr']:.2f} | {start['csc']:.2f} | | |"]
@@ -263,9 +272,13 @@ def table_do_no_harm(rows: Sequence[Mapping[str, Any]], start: Mapping[str, Any]
                               {s: np.subtract(ev[s]["cost"], e0["cost"]) for s in v} if ok else None)
         lines.append(f"| {LABELS.get(run, run)} | {_cell([x['sr'] for x in v.values()])} | "
                      f"{_cell([x['csc'] for x in v.values()])} | {_diff_cell(sr, 3)} | {_diff_cell(csc, 2)} |")
-    form = do_no_harm(rows, start) if form is None else form
-    if form is None:
+    forms = do_no_harm_forms(rows, start) if forms is None else forms
+    if not forms:
         return "\n".join(lines) + "\n\nDo-no-harm form: needs both PPO-Lagrangian and ShieldVLA runs.\n"
+    return "\n".join(lines + [_form_line(run, form) for run, form in forms.items()]) + "\n"
+
+
+def _form_line(run: str, form: Mapping[str, float]) -> str:
     n = int(form["seeds"])
     verdict = ("holds on the means and on the 95 % interval bounds" if form["shown"] else
                "holds on the means, not on the 95 % interval bounds" if form["holds"] else "does not hold")
@@ -273,14 +286,12 @@ def table_do_no_harm(rows: Sequence[Mapping[str, Any]], start: Mapping[str, Any]
            else "95 % t intervals over the seeds")
     one = (" — one seed is a sample: its interval covers the evaluation episodes only." if form["episodes"] else
            " — one seed is a sample, not an interval.")
-    lines.append(
-        f"\nDo-no-harm form (ShieldVLA SR ≥ start SR − {NO_HARM_SR_SLACK}, CSC below PPO-Lagrangian's), {n} seed"
-        f"{'s' if n != 1 else ''}: SR − start "
-        f"{_diff_cell((form['sr_minus_start'], form['sr_minus_start_lo'], form['sr_minus_start_hi']), 3)}, "
-        f"CSC − PPO-Lagrangian "
-        f"{_diff_cell((form['csc_minus_baseline'], form['csc_minus_baseline_lo'], form['csc_minus_baseline_hi']), 2)}"
-        f" (paired; {how}): **{verdict}**" + (one if n < 2 else "."))
-    return "\n".join(lines) + "\n"
+    return (f"\nDo-no-harm form of {LABELS.get(run, run)} (SR ≥ start SR − {NO_HARM_SR_SLACK}, CSC below "
+            f"PPO-Lagrangian's), {n} seed{'s' if n != 1 else ''}: SR − start "
+            f"{_diff_cell((form['sr_minus_start'], form['sr_minus_start_lo'], form['sr_minus_start_hi']), 3)}, "
+            f"CSC − PPO-Lagrangian "
+            f"{_diff_cell((form['csc_minus_baseline'], form['csc_minus_baseline_lo'], form['csc_minus_baseline_hi']), 2)}"
+            f" (paired; {how}): **{verdict}**" + (one if n < 2 else "."))
 
 
 def render_tables(rows: Sequence[Mapping[str, Any]], title: str, delta_env: str = "dubins") -> str:

@@ -78,11 +78,12 @@ def safe_set(env: str, rows: list[dict[str, Any]], out: Path) -> Path | None:
 @dataclass(frozen=True)
 class EnvResults:
     """What :func:`write_env_results` computed and :func:`env_metrics` logs: the tables' text, the gradient
-    agreements per run, and the do-no-harm form (:func:`.report.do_no_harm`, computed once: it is a bootstrap)."""
+    agreements per run, and the do-no-harm form per ShieldVLA run (:func:`.report.do_no_harm_forms`, computed once:
+    it is a bootstrap)."""
 
     tables: str
     agreement: dict[str, dict[str, float]]
-    form: dict[str, float] | None
+    forms: dict[str, dict[str, float]]
 
 
 def write_env_results(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]], checks: dict[str, dict[str, Any]],
@@ -93,8 +94,8 @@ def write_env_results(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]
     name = rep.ENV_NAMES.get(env, env)
     tables = rep.render_tables(rows, f"{name}: ShieldVLA part 2 ({cfg.scale} matrix, budget: {cfg.budget}, "
                                      f"safety update: {cfg.safety_update}, gate: {cfg.gate})", env)
-    form = rep.do_no_harm(main_rows, start["in"])
-    tables += rep.table_do_no_harm(main_rows, start["in"], form=form)
+    forms = rep.do_no_harm_forms(main_rows, start["in"])
+    tables += rep.table_do_no_harm(main_rows, start["in"], forms=forms)
     atomic_write_text(out / "tables.md", tables)
     rep.plot_curves(main_rows, out / "curves.png", f"{name}: training (mean over seeds)")
     rep.plot_bars(main_rows, out / "bars.png", f"{name}: evaluation, {cfg.eval_episodes[env]} episodes")
@@ -113,19 +114,21 @@ def write_env_results(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]
     write_json(out / "results.json", without_run_facts({"start": start, "rows": [{k: v for k, v in r.items()
                                                                                      if k != "_path"} for r in rows]}))
     write_json(out / "gate_check.json", checks)
-    return EnvResults(tables, agreement, form)
+    return EnvResults(tables, agreement, forms)
 
 
 def env_metrics(env: str, rows: list[dict[str, Any]], res: EnvResults, checks: dict[str, dict[str, Any]],
                 start: dict[str, dict[str, float]]) -> dict[str, float]:
     """``<env>/<run>/<metric>`` (mean over seeds), the start's SR / CSC, the do-no-harm form
-    (``<env>/do_no_harm/*``, ``res.form``; finite numbers only), the gradient agreements, the gate checks' numbers
+    (``<env>/do_no_harm/*`` for ShieldVLA, ``<env>/do_no_harm/<run>/*`` for the other runs of ``res.forms``;
+    finite numbers only), the gradient agreements, the gate checks' numbers
     and the δ sweep's SR / CSC."""
     metrics = {f"{k}/{m}": v for k, d in rep.summary([r for r in rows if r["delta_default"]]).items()
                for m, v in d.items()}
     metrics.update({f"{env}/start/{k}": float(start["in"][k]) for k in ("sr", "csc", "violation_rate")
                     if k in start["in"]})
-    metrics.update({f"{env}/do_no_harm/{k}": v for k, v in (res.form or {}).items() if math.isfinite(v)})
+    metrics.update({f"{env}/do_no_harm/" + ("" if run == "gated" else f"{run}/") + k: v
+                    for run, form in res.forms.items() for k, v in form.items() if math.isfinite(v)})
     metrics.update({f"{env}/{run}/grad_agreement": v["agreement"] for run, v in res.agreement.items()})
     metrics.update({f"{env}/gate_check/{name}/{k}": float(v) for name, c in checks.items() for k, v in c.items()
                     if isinstance(v, (int, float))})

@@ -44,7 +44,8 @@ _ORACLE_CRITIC = {"warmup": "distill", "encoder": "keypoints", "pose_aux": 1.0, 
 #: the simulator's branches render, :mod:`.distill`), on 10 k jittered states (each label renders ~40 frames)
 RUN_CRITIC: dict[str, dict[str, Any]] = {"gated_oracle": _ORACLE_CRITIC, "gated_oracle_recovery": _ORACLE_CRITIC,
                                          "gated_search": {**_ORACLE_CRITIC, "pose_aux_states": 10000}}
-#: run name -> its PPOConfig defaults (the env's keys override them): the oracle reference keeps its distilled values
+#: run name -> its PPOConfig settings, over the env's Table 14 row (``hyper``) and under its CPU overrides (``cpu``):
+#: the oracle reference keeps its distilled values
 #: through training (no online TD: the policy-mean bootstrap would pull it back to the current policy's safety value,
 #: docs/shield_ppo.md "Stop 44")
 RUN_PPO: dict[str, dict[str, Any]] = {
@@ -52,8 +53,9 @@ RUN_PPO: dict[str, dict[str, Any]] = {
     # the oracle with the recovery step at a light fixed pull: the run that kept the start's SR and cut CSC below
     # PPO-Lagrangian's at the demo budget over 10 seeds (docs/shield_ppo.md, "Stop 48")
     "gated_oracle_recovery": {"online_td": False, "recovery_weight": 0.2},
-    # the same gate with ShieldVLA's own signal in the critic (docs/shield_ppo.md, "Stop 49")
-    "gated_search": {"online_td": False, "recovery_weight": 0.2},
+    # the same gate with ShieldVLA's own signal in the critic; δ in the rubric margin's units (a logit), chosen on
+    # validation episodes from the sweep 0.2 / 0 / −0.5 / −1 over 10 seeds (docs/shield_ppo.md, "Stop 49")
+    "gated_search": {"online_td": False, "recovery_weight": 0.2, "delta": -0.5},
 }
 #: ``shield_ppo.gate`` -> the critic's bootstrap (``CriticConfig.target``)
 GATE_TARGET = {"d1": "policy_mean", "selective": "best"}
@@ -62,16 +64,20 @@ CRITIC_METHODS = ("gated", "penalty")
 
 
 def ppo_config(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float | None = None) -> Any:
-    """Table 14 for ``env`` (+ the CPU overrides), as a ``PPOConfig`` for one run; ``critic_*`` keys go to the
-    critic's config."""
+    """Table 14 for ``env``, the run's own settings (:data:`RUN_PPO`, :data:`RUN_CRITIC`) and the CPU overrides, as a
+    ``PPOConfig`` for one run; ``critic_*`` keys go to the critic's config. A run's PPO settings override Table 14's
+    row (``gated_search``'s δ is in its margin's units) and yield to the CPU overrides; its critic defaults yield to
+    both."""
     from .critic import CriticConfig
     from .ppo import PPOConfig
 
     method, margin, update, gate = RUNS[run]
-    merged = {**cfg.hyper.get(env, {}), **(cfg.cpu.get(env, {}) if cfg.budget == "cpu" else {})}
+    table, cpu = cfg.hyper.get(env, {}), (cfg.cpu.get(env, {}) if cfg.budget == "cpu" else {})
+    merged = {**table, **cpu}
     critic = {**RUN_CRITIC.get(run, {}), **{k[len("critic_"):]: v for k, v in merged.items() if k.startswith("critic_")}}
     critic["target"] = GATE_TARGET[gate or cfg.gate]
-    ppo = {**RUN_PPO.get(run, {}), **{k: v for k, v in merged.items() if not k.startswith("critic_")}}
+    ppo = {**{k: v for k, v in table.items() if not k.startswith("critic_")}, **RUN_PPO.get(run, {}),
+           **{k: v for k, v in cpu.items() if not k.startswith("critic_")}}
     if "hidden" in critic:
         critic["hidden"] = tuple(critic["hidden"])
     if delta is not None:
@@ -133,11 +139,12 @@ class Job:
 @dataclass(frozen=True)
 class Plan:
     """What one env's stage run does: one warm critic per (margin source, critic target) the runs use, in the
-    order the runs first need them (each checked at ``delta`` before any PPO step), then the jobs: every (run,
-    seed) of ``shield_ppo.runs`` seed-major, then the δ sweep's extra ``gated`` runs."""
+    order the runs first need them (each checked at ``deltas[key]``, the δ of the first run that needs it, before
+    any PPO step), then the jobs: every (run, seed) of ``shield_ppo.runs`` seed-major, then the δ sweep's extra
+    ``gated`` runs."""
 
     critics: dict[CriticKey, Any]
-    delta: float
+    deltas: dict[CriticKey, float]
     jobs: list[Job]
 
 
@@ -145,19 +152,22 @@ def plan(cfg: ShieldPPOConfig, env: str) -> Plan:
     runs = list(cfg.runs.get(env, ["ppo", "ppo_lag", "gated"]))
     seeds = list(cfg.seeds.get(env, [0]))
     critics: dict[CriticKey, Any] = {}
+    deltas: dict[CriticKey, float] = {}
     default_delta = ppo_config(cfg, env, "gated", 0).delta
     for run in runs:
         if RUNS[run][0] not in CRITIC_METHODS:
             continue
-        ccfg = ppo_config(cfg, env, run, 0).critic
-        critics.setdefault(CriticKey.of(run, ccfg), ccfg)
+        pcfg = ppo_config(cfg, env, run, 0)
+        key = CriticKey.of(run, pcfg.critic)
+        critics.setdefault(key, pcfg.critic)
+        deltas.setdefault(key, pcfg.delta)
     pairs: list[tuple[str, int, float | None]] = [(r, s, None) for s in seeds for r in runs]
     pairs += [("gated", s, float(d)) for d in cfg.delta_sweep.get(env, []) if float(d) != default_delta for s in seeds]
     jobs = []
     for run, seed, delta in pairs:
         key = CriticKey.of(run, ppo_config(cfg, env, run, seed).critic) if RUNS[run][0] in CRITIC_METHODS else None
         jobs.append(Job(run, seed, delta, key))
-    return Plan(critics, default_delta, jobs)
+    return Plan(critics, deltas, jobs)
 
 
 def rollout_margins(source: Any, rollouts: Path) -> tuple[Any, Any]:
