@@ -137,6 +137,8 @@ def test_the_rubric_search_labels_a_few_grid_actions_per_frame_from_the_frames_a
         if len(rows):
             np.testing.assert_allclose(labels[rows, j],
                                        action_values(states[rows], grid[j:j + 1], ell=ell, **RUBRIC_SEARCH)[:, 0])
+    assert np.array_equal(label_values(states, grid, ell, columns=2, seed=0, workers=1), labels, equal_nan=True)
+    assert np.array_equal(label_values(states, grid, ell, columns=2, seed=0, workers=3), labels, equal_nan=True)
     assert (np.isfinite(label_values(states, grid, ell, seed=0))).all()  # no ``columns``: the whole grid
     np.testing.assert_allclose(label_values(states, grid), action_values(states, grid))  # no margin: the exact values
 
