@@ -114,7 +114,7 @@ def plot(summary: dict[str, Any], start: dict[str, float], path: Path) -> None:
         ax.set_xlabel("PPO iteration")
         ax.set_ylabel(name)
     axes[0].legend(fontsize=7)
-    fig.suptitle("Dubins-VL: the deterministic policy every few PPO iterations (1,024 steps each), mean over seeds")
+    fig.suptitle("Dubins-VL: the deterministic policy every few PPO iterations, mean over seeds")
     fig.tight_layout()
     save_figure(fig, path, dpi=110)
     plt.close(fig)
