@@ -40,7 +40,7 @@ export HF_HUB_OFFLINE := 1
 export MUJOCO_GL := egl
 export MPLBACKEND := Agg
 
-.PHONY: setup demo study shield-study temp-exp-shared test test-fast lint bench clean server server-stop vllm vllm-serve
+.PHONY: setup demo study shield-study shield-ablations temp-exp-shared test test-fast lint bench clean server server-stop vllm vllm-serve
 
 setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
@@ -87,13 +87,23 @@ STUDY := -S 'baselines.splits=[test, ood_objectshift, ood_taskshift]' -S 'safebr
 	-S 'safebranch.sweep.sft=[0.0003,0.001,0.003]' -S 'safebranch.sweep.branchpo=[0.00001,0.0001,0.001]' \
 	-S 'safebranch.sweep.branchpo_only=[0.00001,0.0001,0.001]' -S 'safebranch.sweep.trajectory_dpo=[0.00001,0.0001,0.001]'
 
-# The full ShieldVLA part-2 matrix (docs/shield_ppo.md): 3 seeds on Dubins-VL, every ablation, the delta sweep.
-# the demo budget leaves Franka-Reach out of ShieldVLA part 1 too (params.yaml): the study puts it back in every stage
-SHIELD_STUDY := $(foreach s,shield_demos bc_policy shield_rollouts rubric_label calibrate,-S '$(s).envs=[dubins, turtlebot, franka]') \
-	-S 'shield_ppo.scale=study' -S 'shield_ppo.envs=[dubins, turtlebot, franka]' -S 'shield_ppo.warmup={regress: 200, td: 400, branch_steps: 0, branch_every: 3, distill: 3000}' \
-	-S 'shield_ppo.eval_episodes={dubins: 300, turtlebot: 20, franka: 10}' -S 'shield_ppo.ood=[color, light, all]' -S 'shield_ppo.seeds={dubins: [0, 1, 2], turtlebot: [0], franka: [0]}' \
+# ShieldVLA part 2 beyond the demo (docs/shield_ppo.md, "Budgets"). The demo budget leaves Franka-Reach out of
+# ShieldVLA part 1 too (params.yaml): both matrices put it back in every stage.
+SHIELD_ALL_ENVS := $(foreach s,shield_demos bc_policy shield_rollouts rubric_label calibrate,-S '$(s).envs=[dubins, turtlebot, franka]') \
+	-S 'shield_ppo.envs=[dubins, turtlebot, franka]' -S 'shield_ppo.warmup={regress: 200, td: 400, branch_steps: 0, branch_every: 3, distill: 3000}' \
+	-S 'shield_ppo.eval_episodes={dubins: 300, turtlebot: 20, franka: 10}' -S 'shield_ppo.ood=[color, light, all]' -S 'shield_ppo.seeds={dubins: [0, 1, 2], turtlebot: [0], franka: [0]}'
+# The study (issue 21): Dubins-VL at Table 14's 1 M steps -- PPO-Lagrangian, gated HJ with the rubric margin
+# (gated_search) and with the ground-truth margin (gated_oracle_recovery, the reference), 3 seeds, and the δ sweep of
+# gated_search (δ in its margin's units, a logit; -0.5 is its own); TurtleBot-Nav / Franka-Reach at their CPU budgets.
+# About 9 h on 2 CPU cores (18 Dubins-VL runs of 17-40 min); runs are stored by content key, so a killed study resumes.
+SHIELD_STUDY := $(SHIELD_ALL_ENVS) -S 'shield_ppo.scale=study' -S 'shield_ppo.cpu.dubins.total_steps=1000000' \
+	-S 'shield_ppo.runs={dubins: [ppo_lag, gated_search, gated_oracle_recovery], turtlebot: [ppo, ppo_lag, gated, gated_binary, penalty], franka: [ppo, ppo_lag, gated, gated_binary, penalty]}' \
+	-S 'shield_ppo.ood_runs=[ppo_lag, gated, gated_search]' -S 'shield_ppo.sweep_run=gated_search' -S '++shield_ppo.delta_sweep={dubins: [0.2, 0.0, -0.5, -1.0]}'
+# The ablations at the CPU budget (Tables 4, 5, 7 and the safety step): every Dubins-VL run, 3 seeds, the TD rubric
+# critic's δ sweep (about 2 h on 2 cores)
+SHIELD_ABLATIONS := $(SHIELD_ALL_ENVS) -S 'shield_ppo.scale=study' \
 	-S 'shield_ppo.runs={dubins: [ppo, ppo_lag, gated, gated_gt, gated_oracle, gated_oracle_recovery, gated_search, gated_binary, penalty, gated_dpg, gated_advantage], turtlebot: [ppo, ppo_lag, gated, gated_binary, penalty], franka: [ppo, ppo_lag, gated, gated_binary, penalty]}' \
-	-S 'shield_ppo.delta_sweep={dubins: [0.0, 0.1, 0.2, 0.4]}'
+	-S '++shield_ppo.delta_sweep={dubins: [0.0, 0.1, 0.2, 0.4]}'
 
 # A `--temp` experiment runs in .dvc/tmp/exps/standalone/<tmp>/, where the sibling `../shared` (agentbench_eval's
 # data_dir, a dependency outside the repository) would resolve to .dvc/tmp/exps/standalone/shared: link it there.
@@ -102,8 +112,12 @@ TEMP_EXP_SHARED := .dvc/tmp/exps/standalone/shared
 temp-exp-shared:
 	@mkdir -p $(dir $(TEMP_EXP_SHARED)) && if [ -d ../shared ]; then ln -sfn "$(abspath ../shared)" $(TEMP_EXP_SHARED); fi
 
-shield-study: setup temp-exp-shared  ## the full ShieldVLA part-2 matrix as a DVC experiment (about 50 min on 2 cores)
+shield-study: setup temp-exp-shared  ## ShieldVLA's study as a DVC experiment: Dubins-VL at 1 M steps, 3 seeds, δ sweep (~9 h on 2 cores)
 	dvc exp run --temp -n shield-study $(SHIELD_STUDY) shield_ppo report
+	dvc exp show --no-pager --only-changed
+
+shield-ablations: setup temp-exp-shared  ## ShieldVLA's ablation matrix at the CPU budget as a DVC experiment (~2 h on 2 cores)
+	dvc exp run --temp -n shield-ablations $(SHIELD_ABLATIONS) shield_ppo report
 	dvc exp show --no-pager --only-changed
 
 study: setup temp-exp-shared  ## the full SafeBranch study as a DVC experiment (3 seeds x 8 variants, lr sweeps)

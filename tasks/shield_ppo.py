@@ -23,7 +23,7 @@ from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.shield.costs.sources import margin_for, scorer_key
-from embodied_safety.shield.rl.runs import EnvInputs, conditions, ppo_config, run_tag
+from embodied_safety.shield.rl.runs import EnvInputs, conditions, env_runs, model_run, ppo_config, run_tag
 from tasks.progress import ProgressArtifact
 from tasks.shield import STORE, _file_hash
 from tasks.store import content_key
@@ -170,7 +170,7 @@ def train_run(inputs: EnvInputs, run: str, seed: int, delta: float | None, cfg: 
         result = {"env": env, "run": run, "seed": seed, "method": pcfg.method, "margin": pcfg.margin,
                   "safety_update": pcfg.safety_update, "delta": pcfg.delta, "eval": ev, "history": res.history,
                   "train_seconds": sum(r["seconds"] for r in res.history), "version": None}
-        if cfg.register and run == "gated" and delta is None:
+        if cfg.register and run == model_run(env_runs(cfg, env)) and delta is None:
             tags = {"env": env, "seed": str(seed), "sr": f"{ev['in']['sr']:.4f}", "csc": f"{ev['in']['csc']:.4f}"}
             result["version"] = register_model_dir(f"shield_policy_{env}", tmp / "policy", "policy", tags)
             result["critic_version"] = register_model_dir(f"shield_critic_{env}", tmp / "critic", "critic", tags)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -141,3 +143,35 @@ def test_tables_have_the_papers_layouts() -> None:
     assert rep.monotone([5.0, 2.0, 2.0, 1.0]) and not rep.monotone([1.0, 2.0])
     summary = rep.summary(rows)
     assert summary["dubins/penalty"] == {"sr": 0.05, "sr_std": 0.0, "csc": 4.0, "csc_std": 0.0, "seeds": 1.0}
+
+
+def test_the_delta_sweep_names_its_run_and_the_model_run_falls_back_to_the_rubric_search(tmp_path) -> None:
+    """``shield_ppo.sweep_run``: the δ table reads the swept run's rows (its own δ included) and names it; without
+    a ``gated`` run the ShieldVLA model (registered, copied to ``models/``) is ``gated_search``'s best seed."""
+    import dataclasses
+    import json
+
+    from embodied_safety.config.shield_ppo import ShieldPPOConfig
+    from embodied_safety.shield.rl.results import copy_best
+    from embodied_safety.shield.rl.runs import model_run, plan
+
+    rows = [_row("ppo_lag", s, 0.3, 2.0) for s in range(2)]
+    rows += [_row("gated_search", s, 0.3 + s / 10, 1.0, delta=-0.5) for s in range(2)]
+    rows += [_row("gated_search", s, 0.2, 0.5, delta=0.0, default=False) for s in range(2)]
+    assert rep.sweep_run(rows) == "gated_search"
+    assert [(d, len(s)) for d, s, _ in rep.delta_rows(rows)] == [(-0.5, 2), (0.0, 2)]
+    assert rep.table_delta(rows).startswith(f"| {rep.LABELS['gated_search']} | δ=-0.5 | δ=0 |")
+    assert rep.table_delta([_row("gated", 0, 0.1, 1.0)]).startswith("| | δ=0.2 |")  # the TD critic's: no name
+    assert model_run(["ppo_lag", "gated_search", "gated"]) == "gated" and model_run(["ppo_lag", "gated_search"]) == \
+        "gated_search" and model_run(["ppo_lag"]) is None
+    for r in rows:
+        r["_path"] = str(tmp_path / f"{r['run']}-{r['seed']}-{r['delta']}")
+        for part in ("policy", "critic"):
+            (Path(r["_path"]) / part).mkdir(parents=True)
+    copy_best(rows, tmp_path / "best")
+    assert json.loads((tmp_path / "best" / "source.json").read_text())["run"] == "gated_search"
+    assert json.loads((tmp_path / "best" / "source.json").read_text())["seed"] == 1  # SR 0.4 against 0.3
+    cfg = dataclasses.replace(ShieldPPOConfig(), runs={"dubins": ["ppo_lag"]}, seeds={"dubins": [0]},
+                              delta_sweep={"dubins": [0.0, 0.2]}, sweep_run="ppo_lag")
+    with pytest.raises(ValueError, match="shield_ppo.sweep_run"):
+        plan(cfg, "dubins")

@@ -27,6 +27,9 @@ class ShieldPPOConfig:
     runs: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # env -> run names (shield.rl.report.LABELS)
     seeds: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     delta_sweep: dict[str, list[float]] = dataclasses.field(default_factory=dict)
+    #: the run the δ sweep re-trains at each ``delta_sweep`` value (its own δ is the sweep's default point; δ is in its
+    #: margin's units: a logit for the rubric-search critic, the margin itself for the TD rubric critic)
+    sweep_run: str = "gated"
     safety_update: Literal["dpg", "advantage", "mixed", "recovery"] = "mixed"
     #: d1: the critic bootstraps from the policy mean (App. D.1; the current policy's safety value);
     #: selective: from the best of the mean and a grid of candidate actions (App. A's HJ value), so the gate

@@ -139,11 +139,17 @@ def table_ood(rows: Sequence[Mapping[str, Any]], runs: Sequence[str] = ("ppo_lag
     return "\n".join(lines) + "\n"
 
 
+def sweep_run(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> str:
+    """The run ``env``'s δ sweep re-trained (the one with rows at a non-default δ); ``gated`` when there was none."""
+    return next((r["run"] for r in rows if r["env"] == env and not r.get("delta_default", True)), "gated")
+
+
 def delta_rows(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> list[tuple[float, list[float], list[float]]]:
-    """(δ, SRs, CSCs) of the gated rubric runs of ``env``, by δ."""
+    """(δ, SRs, CSCs) of the swept run's rows of ``env`` (:func:`sweep_run`, its default δ included), by δ."""
     by: dict[float, dict[str, list[float]]] = defaultdict(lambda: {"sr": [], "csc": []})
+    run = sweep_run(rows, env)
     for r in rows:
-        if r["env"] == env and r["run"] == "gated":
+        if r["env"] == env and r["run"] == run:
             ev = r["eval"]["in"]
             by[float(r["delta"])]["sr"].append(float(ev["sr"]))
             by[float(r["delta"])]["csc"].append(float(ev["csc"]))
@@ -151,11 +157,13 @@ def delta_rows(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> list[t
 
 
 def table_delta(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> str:
-    """Table 7: the gate threshold δ against SR / CSC."""
+    """Table 7: the gate threshold δ against SR / CSC; a swept run other than ``gated`` is named in the corner."""
     dr = delta_rows(rows, env)
     if not dr:
         return "no δ sweep\n"
-    lines = ["| | " + " | ".join(f"δ={d:g}" for d, _, _ in dr) + " |", "|---|" + "---|" * len(dr),
+    run = sweep_run(rows, env)
+    corner = "| |" if run == "gated" else f"| {LABELS.get(run, run)} |"
+    lines = [f"{corner} " + " | ".join(f"δ={d:g}" for d, _, _ in dr) + " |", "|---|" + "---|" * len(dr),
              "| SR↑ | " + " | ".join(_cell(s) for _, s, _ in dr) + " |",
              "| CSC↓ | " + " | ".join(_cell(c) for _, _, c in dr) + " |"]
     return "\n".join(lines) + "\n"

@@ -17,6 +17,7 @@ from typing import Any
 from ...config.shield_ppo import ShieldPPOConfig
 from ...io import atomic_write_text, without_run_facts, write_json
 from . import report as rep
+from .runs import model_run
 
 #: the files :func:`write_env_results` writes that the stage logs to MLflow
 LOGGED = ("tables.md", "curves.png", "bars.png", "safe_set.png", "results.json", "gate_check.json")
@@ -61,7 +62,9 @@ def safe_set(env: str, rows: list[dict[str, Any]], out: Path) -> Path | None:
 
     grid = rep.dubins_grid()
     values = {}
-    for run, label in (("gated", "rubric ℓ̂"), ("gated_gt", "GT ℓ*")):
+    ran = {r["run"] for r in rows}
+    reference = next((r for r in ("gated_gt", "gated_oracle_recovery", "gated_oracle") if r in ran), None)
+    for run, label in ((model_run(ran), "rubric ℓ̂"), (reference, "GT ℓ*")):
         r = next((r for r in rows if r["run"] == run and r["seed"] == min(x["seed"] for x in rows)
                   and r.get("delta_default", True)), None)
         if r is None or not (Path(r["_path"]) / "critic").is_dir():
@@ -139,12 +142,14 @@ def env_metrics(env: str, rows: list[dict[str, Any]], res: EnvResults, checks: d
 
 
 def copy_best(rows: list[dict[str, Any]], dest: Path) -> None:
-    """The ShieldVLA (``gated``) policy + critic of the best seed (SR, then −CSC) as plain model dirs in ``dest``,
-    with ``source.json``; nothing when no ``gated`` run ran."""
-    best = max((r for r in rows if r["delta_default"] and r["run"] == "gated"),
-               key=lambda r: (r["eval"]["in"]["sr"], -r["eval"]["in"]["csc"]), default=None)
+    """The ShieldVLA model's (:func:`.runs.model_run`: ``gated``, else ``gated_search``) policy + critic of the best
+    seed (SR, then −CSC) as plain model dirs in ``dest``, with ``source.json``; nothing when neither ran."""
+    main = [r for r in rows if r["delta_default"]]
+    run = model_run(r["run"] for r in main)
+    best = max((r for r in main if r["run"] == run), key=lambda r: (r["eval"]["in"]["sr"], -r["eval"]["in"]["csc"]),
+               default=None)
     if best is None:
         return
     for part in ("policy", "critic"):
         shutil.copytree(Path(best["_path"]) / part, dest / part)
-    write_json(dest / "source.json", {"run": "gated", "seed": best["seed"], "eval": best["eval"]})
+    write_json(dest / "source.json", {"run": run, "seed": best["seed"], "eval": best["eval"]})

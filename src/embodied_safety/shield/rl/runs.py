@@ -8,6 +8,7 @@ metrics a stage run writes per env are in :mod:`.results`.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -61,6 +62,22 @@ RUN_PPO: dict[str, dict[str, Any]] = {
 GATE_TARGET = {"d1": "policy_mean", "selective": "best"}
 #: the methods that train with a (warm-started) safety critic
 CRITIC_METHODS = ("gated", "penalty")
+#: the runs whose policy and critic are an env's ShieldVLA model (registered as ``shield_{policy,critic}_<env>``,
+#: copied to ``models/shield/ppo/<env>``, drawn in the safe-set figure): the first of them the env's matrix runs
+MODEL_RUNS = ("gated", "gated_search")
+#: an env's runs when ``shield_ppo.runs`` does not name it
+DEFAULT_RUNS = ("ppo", "ppo_lag", "gated")
+
+
+def env_runs(cfg: ShieldPPOConfig, env: str) -> list[str]:
+    """The runs of ``env``'s matrix (``shield_ppo.runs``, :data:`DEFAULT_RUNS` when it does not name the env)."""
+    return list(cfg.runs.get(env, DEFAULT_RUNS))
+
+
+def model_run(runs: Iterable[str]) -> str | None:
+    """The run of :data:`MODEL_RUNS` that is the ShieldVLA model among ``runs`` (None when none of them ran)."""
+    names = set(runs)
+    return next((r for r in MODEL_RUNS if r in names), None)
 
 
 def ppo_config(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float | None = None) -> Any:
@@ -140,8 +157,8 @@ class Job:
 class Plan:
     """What one env's stage run does: one warm critic per (margin source, critic target) the runs use, in the
     order the runs first need them (each checked at ``deltas[key]``, the δ of the first run that needs it, before
-    any PPO step), then the jobs: every (run, seed) of ``shield_ppo.runs`` seed-major, then the δ sweep's extra
-    ``gated`` runs."""
+    any PPO step), then the jobs: every (run, seed) of ``shield_ppo.runs`` seed-major, then the δ sweep's extra runs
+    of ``shield_ppo.sweep_run`` (one per δ other than the run's own, per seed)."""
 
     critics: dict[CriticKey, Any]
     deltas: dict[CriticKey, float]
@@ -149,12 +166,16 @@ class Plan:
 
 
 def plan(cfg: ShieldPPOConfig, env: str) -> Plan:
-    runs = list(cfg.runs.get(env, ["ppo", "ppo_lag", "gated"]))
+    runs = env_runs(cfg, env)
     seeds = list(cfg.seeds.get(env, [0]))
+    sweep = [float(d) for d in cfg.delta_sweep.get(env, [])]
+    if sweep and (cfg.sweep_run not in RUNS or RUNS[cfg.sweep_run][0] not in CRITIC_METHODS):
+        raise ValueError(f"shield_ppo.sweep_run: {cfg.sweep_run!r} is not a run with a safety critic; one of "
+                         f"{sorted(r for r, v in RUNS.items() if v[0] in CRITIC_METHODS)}")
     critics: dict[CriticKey, Any] = {}
     deltas: dict[CriticKey, float] = {}
-    default_delta = ppo_config(cfg, env, "gated", 0).delta
-    for run in runs:
+    default_delta = ppo_config(cfg, env, cfg.sweep_run, 0).delta if sweep else None
+    for run in runs + ([cfg.sweep_run] if sweep else []):
         if RUNS[run][0] not in CRITIC_METHODS:
             continue
         pcfg = ppo_config(cfg, env, run, 0)
@@ -162,7 +183,7 @@ def plan(cfg: ShieldPPOConfig, env: str) -> Plan:
         critics.setdefault(key, pcfg.critic)
         deltas.setdefault(key, pcfg.delta)
     pairs: list[tuple[str, int, float | None]] = [(r, s, None) for s in seeds for r in runs]
-    pairs += [("gated", s, float(d)) for d in cfg.delta_sweep.get(env, []) if float(d) != default_delta for s in seeds]
+    pairs += [(cfg.sweep_run, s, d) for d in sweep if d != default_delta for s in seeds]
     jobs = []
     for run, seed, delta in pairs:
         key = CriticKey.of(run, ppo_config(cfg, env, run, seed).critic) if RUNS[run][0] in CRITIC_METHODS else None

@@ -1,0 +1,75 @@
+"""The Makefile's DVC experiments (`make study`, `make shield-study`, `make shield-ablations`): every `-S` override
+applies to params.yaml as `dvc exp run` applies it (hydra's grammar in struct mode: a key the file lacks needs `+`)
+and the result loads into every stage's config. Until stop 50 `make shield-study` stopped here before running
+anything: `shield_ppo.delta_sweep={dubins: [...]}` added a key to the empty dict of params.yaml."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flows.stages import stages
+from tests.conftest import ROOT
+
+
+def overridden_params(var: str, tmp_path: Path) -> Path:
+    """params.yaml with the Makefile variable ``var``'s ``-S`` overrides applied by DVC's own function."""
+    from dvc.utils.hydra import apply_overrides
+
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+    rule = f"--eval=_print-var: ; @printf '%s\\n' \"$({var})\""
+    text = subprocess.run(["make", "-s", "--no-print-directory", rule, "_print-var"], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout
+    words = shlex.split(text)
+    overrides = [words[i + 1] for i, w in enumerate(words) if w == "-S"]
+    assert overrides, f"{var} has no -S overrides"
+    path = tmp_path / "params.yaml"
+    shutil.copy2(ROOT / "params.yaml", path)
+    apply_overrides(path, overrides)
+    return path
+
+
+@pytest.mark.parametrize("var", ["STUDY", "SHIELD_STUDY", "SHIELD_ABLATIONS"])
+def test_every_experiment_override_applies_and_loads_into_the_stage_configs(var: str, tmp_path: Path) -> None:
+    params = overridden_params(var, tmp_path)
+    configs = {s.name: s.load_config(str(params)) for s in stages() if s.config is not None}
+    assert configs
+
+
+def _shield_plan(params: Path) -> tuple[Any, Any]:
+    from embodied_safety.config.params import load_params
+    from embodied_safety.config.shield_ppo import ShieldPPOConfig
+    from embodied_safety.shield.rl.runs import plan
+
+    cfg = load_params("shield_ppo", ShieldPPOConfig, params)
+    return cfg, plan(cfg, "dubins")
+
+
+def test_the_shield_study_is_issue_21s_matrix_at_table_14s_budget(tmp_path: Path) -> None:
+    """Dubins-VL at 1 M steps: PPO-Lagrangian, gated HJ with the rubric margin and with the ground-truth margin,
+    3 seeds, and the rubric run's δ sweep."""
+    from embodied_safety.shield.rl.runs import ppo_config
+
+    cfg, todo = _shield_plan(overridden_params("SHIELD_STUDY", tmp_path))
+    main = [j for j in todo.jobs if j.delta is None]
+    assert {(j.run, j.seed) for j in main} == {(r, s) for r in ("ppo_lag", "gated_search", "gated_oracle_recovery")
+                                               for s in (0, 1, 2)}
+    assert {ppo_config(cfg, "dubins", j.run, j.seed, j.delta).total_steps for j in todo.jobs} == {1_000_000}
+    swept = [j for j in todo.jobs if j.delta is not None]
+    own = ppo_config(cfg, "dubins", "gated_search", 0).delta
+    assert {j.run for j in swept} == {"gated_search"} and own not in {j.delta for j in swept}
+    assert len({j.delta for j in swept}) >= 2 and len(swept) == 3 * len({j.delta for j in swept})
+
+
+def test_the_ablations_keep_the_cpu_budget_and_sweep_the_td_critic(tmp_path: Path) -> None:
+    from embodied_safety.shield.rl.runs import ppo_config
+
+    cfg, todo = _shield_plan(overridden_params("SHIELD_ABLATIONS", tmp_path))
+    assert ppo_config(cfg, "dubins", "gated", 0).total_steps == cfg.cpu["dubins"]["total_steps"]
+    assert {j.run for j in todo.jobs if j.delta is not None} == {"gated"}
