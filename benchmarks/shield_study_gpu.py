@@ -6,22 +6,28 @@
 What it runs, with the library code the ``shield_ppo`` stage runs (no Prefect, MLflow, DVC, ``flows/`` or
 ``tasks/``):
 
-1. **Warm critics**, one per (margin source, critic target) the runs use, from the BC policy and its rollouts
-   (:func:`embodied_safety.shield.rl.runs.warm_start_critic`, seeded as the stage's ``warm-critic`` task), saved
-   under ``<out>/critics/<margin>-<target>/``;
-2. **Runs**: every run name of ``--runs`` (``shield/rl/runs.py::RUNS``; default PPO-Lagrangian, ShieldVLA with the
-   rubric margin, gated HJ with the ground-truth margin) × ``--seeds``, at ``shield_ppo.hyper.dubins`` of
-   ``params.yaml`` with ``budget: paper`` (Table 14: 1 M env steps, K = 4, τ = 0.005), trained by
-   :func:`embodied_safety.shield.rl.ppo.train` with the policy, value heads and critic on ``--device`` and the
-   envs, the rubric scorer and replay on the CPU. ``--time-budget`` stops each run's training at that many seconds;
-   the run still records the env steps it reached and is evaluated;
+1. **Warm critics**, one per (margin source, critic target, warm-up) the runs use, from the BC policy and its
+   rollouts (:func:`embodied_safety.shield.rl.runs.warm_start_critic`, seeded as the stage's ``warm-critic`` task):
+   for the default runs the two distilled critics (rubric-search labels, the simulator's exact action values; about
+   30 min each on 2 CPU cores, most of it rendering and scoring the labels' branch frames), saved under
+   ``<out>/critics/<margin>-<target>[-distill]/``;
+2. **Runs**: every run name of ``--runs`` (``shield/rl/runs.py::RUNS``; default the study's: PPO-Lagrangian,
+   ``gated_search`` -- ShieldVLA's gate with the rubric margin -- and ``gated_oracle_recovery``, the same gate with
+   the ground-truth margin, the reference) × ``--seeds``, then ``--sweep-run`` at every ``--delta-sweep`` δ other
+   than its own × ``--seeds``; with ``--budget cpu`` (default) at ``make shield-study``'s recipe -- params.yaml's
+   CPU row of ``shield_ppo`` (KL anchor, margin dual, K = 64, τ = 0.02) at Table 14's 1 M env steps, the study's
+   warm-up and 300 evaluation episodes (tests/unit/test_make_experiments.py checks the two plan the same configs);
+   ``--budget paper``: Table 14 as is (K = 4, τ = 0.005). Trained by :func:`embodied_safety.shield.rl.ppo.train`
+   with the policy, value heads and critic on ``--device`` and the envs, the rubric scorer and replay on the CPU.
+   ``--time-budget`` stops each run's training at that many seconds; the run still records the env steps it
+   reached and is evaluated;
 3. **Evaluation** as the stage's: the deterministic policy on the held-out seeds ``episode_seed(3000, i)``
    (:func:`embodied_safety.shield.rl.runs.evaluate_conditions`): SR, reach, violation rate, CSC.
 
 After each run ``<out>/results.json`` (per run and seed: steps reached, seconds, device, the evaluation) and
-``<out>/table.md`` (mean ± std over seeds of SR and CSC per method, the stage's Tables 2/3 layout, then one row per
-run) are rewritten atomically, so a run killed by a timeout leaves the finished rows; ``<out>/runs/<run>-seed<s>/``
-holds each run's training curve, policy and critic, and a re-run with the same settings skips finished runs.
+``<out>/table.md`` (mean ± std over seeds of SR and CSC per method, the stage's Tables 2/3 layout, the δ sweep as
+Table 7, then one row per run) are rewritten atomically, so a run killed by a timeout leaves the finished rows;
+``<out>/runs/<run>[-delta<δ>]-seed<s>/`` holds each run's training curve, policy and critic, and a re-run with the same settings skips finished runs.
 
 Inputs (DVC outputs of ``bc_policy``, ``shield_rollouts`` and ``calibrate``; options ``--bc``, ``--rollouts``,
 ``--calibration``): ``models/shield/bc/dubins``, ``data/shield/rollouts/dubins/rollouts.npz``,
@@ -30,7 +36,8 @@ a few of its episodes, fixed Platt scalars) under ``<out>/inputs``: for the test
 The rubric margin uses the pixel scorer (``rubric_label.backend: pixel``, the default); a VLM backend needs its
 endpoint and is refused.
 
-Measured on the H200 machine (16 cores; ``--jobs 9 --time-budget 100 --eval-episodes 64 --build-inputs``, so
+Measured on the H200 machine before stop 51 (the former defaults ``ppo_lag gated gated_gt`` at ``--budget paper``;
+16 cores; ``--jobs 9 --time-budget 100 --eval-episodes 64 --build-inputs``, so
 stand-in inputs but Table 14's loop: 16 envs × 64 steps, K = 4): nine runs at once, 1 torch thread each, reach
 about 450 env steps/s each for ``ppo_lag``, 410 for ``gated`` and 950 for ``gated_gt`` (the rubric margin's pixel
 scorer runs on the CPU: that is the difference), 9.8 GB of GPU memory for all nine, 12 s per warm critic. At
@@ -66,13 +73,20 @@ from embodied_safety.shield.rl import report as rep
 from embodied_safety.shield.rl.runs import CriticKey, EnvInputs, Job, plan, ppo_config, run_tag
 
 ENV = "dubins"
-RUNS = ("ppo_lag", "gated", "gated_gt")
+#: the study's Dubins-VL recipe: the Makefile's SHIELD_STUDY (`make shield-study`) for this env -- its runs, seeds,
+#: δ sweep, critic warm-up, evaluation episodes and the CPU row of ``shield_ppo`` at Table 14's 1 M steps
+#: (tests/unit/test_make_experiments.py checks that both plan the same runs with the same configs)
+RUNS = ("ppo_lag", "gated_search", "gated_oracle_recovery")
 SEEDS = (0, 1, 2)
-#: the study matrix's critic warm-up and evaluation (the Makefile's SHIELD_STUDY overrides)
-WARMUP = {"regress": 200, "td": 400}
-EVAL_EPISODES = 200
-#: ``--tiny``: a few hundred env steps per run, one seed, a handful of warm-up steps and evaluation episodes
-TINY = {"total_steps": 512, "num_envs": 4, "warmup": {"regress": 4, "td": 4}, "eval_episodes": 8, "seeds": (0,)}
+SWEEP_RUN = "gated_search"
+DELTA_SWEEP = (0.2, 0.0, -0.5, -1.0)
+STUDY_STEPS = 1_000_000
+WARMUP = {"regress": 200, "td": 400, "branch_steps": 0, "branch_every": 3, "distill": 3000}
+EVAL_EPISODES = 300
+#: ``--tiny``: a few hundred env steps per run, one seed, one extra δ, a handful of warm-up steps, distilled states
+#: and evaluation episodes, stand-in rollouts of 2 short episodes
+TINY = {"total_steps": 512, "num_envs": 4, "warmup": {"regress": 4, "td": 4, "distill": 4}, "eval_episodes": 8,
+        "seeds": (0,), "delta_sweep": (0.0,), "critic": {"critic_pose_aux_states": 8}, "episodes": 2, "max_steps": 30}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,8 +103,8 @@ class Study:
     conditions: tuple[str, ...]
     time_budget: float | None
 
-    def ppo(self, run: str, seed: int) -> Any:
-        return dataclasses.replace(ppo_config(self.cfg, ENV, run, seed), **self.overrides)
+    def ppo(self, run: str, seed: int, delta: float | None = None) -> Any:
+        return dataclasses.replace(ppo_config(self.cfg, ENV, run, seed, delta), **self.overrides)
 
     def critic_dir(self, key: CriticKey) -> Path:
         return self.out / "critics" / key.name.replace("/", "-")
@@ -100,7 +114,7 @@ class Study:
 
     def spec(self, job: Job) -> dict[str, Any]:
         """What decides a run's result: a stored run is reused only when it matches."""
-        return {"ppo": dataclasses.asdict(self.ppo(job.run, job.seed)), "device": self.device,
+        return {"ppo": dataclasses.asdict(self.ppo(job.run, job.seed, job.delta)), "device": self.device,
                 "eval": [self.eval_episodes, list(self.conditions)], "time_budget": self.time_budget,
                 "warmup": dict(self.cfg.warmup), "inputs": [str(p) for p in self.inputs.files()]}
 
@@ -158,7 +172,7 @@ def run_job(study: Study, job: Job) -> dict[str, Any]:
             print(f"{path.name}: stored", flush=True)
             return stored
     _threads(study)
-    pcfg = study.ppo(job.run, job.seed)
+    pcfg = study.ppo(job.run, job.seed, job.delta)
     policy = load_policy(study.inputs.bc, device=study.device)
     critic = load_critic(study.critic_dir(job.critic), policy.config) if job.critic is not None else None
     t0 = time.perf_counter()
@@ -172,7 +186,8 @@ def run_job(study: Study, job: Job) -> dict[str, Any]:
         res.critic.save(path / "critic")
     write_json(path / "history.json", res.history)
     row = {"env": ENV, "run": job.run, "seed": job.seed, "method": pcfg.method, "margin": pcfg.margin,
-           "safety_update": pcfg.safety_update, "delta": pcfg.delta, "device": study.device,
+           "safety_update": pcfg.safety_update, "delta": pcfg.delta, "delta_default": job.delta is None,
+           "device": study.device,
            "steps": steps, "target_steps": pcfg.total_steps, "iterations": len(res.history),
            "train_seconds": train_s, "wall_seconds": time.perf_counter() - t0, "steps_per_s": steps / train_s,
            "stopped_by_time_budget": steps < pcfg.iterations * pcfg.batch, "final_dual": res.history[-1]["dual"],
@@ -183,19 +198,29 @@ def run_job(study: Study, job: Job) -> dict[str, Any]:
     return row
 
 
+#: ``--budget`` -> the table's title
+BUDGET_TITLE = {"cpu": "the study's recipe (the CPU row at Table 14's steps)", "paper": "Table 14 as is"}
+
+
 def table(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str:
-    """Mean ± std over seeds per method (:func:`~embodied_safety.shield.rl.report.table_main`), then one row
-    per run with the steps it reached."""
+    """Mean ± std over seeds per method (:func:`~embodied_safety.shield.rl.report.table_main`), the δ sweep
+    (:func:`~embodied_safety.shield.rl.report.table_delta`) when it ran, then one row per run with the steps it
+    reached."""
     budget = "none" if meta["time_budget"] is None else f"{meta['time_budget']:g} s"
-    lines = [f"# ShieldVLA study runs, Dubins-VL, budget paper (Table 14), {meta['device_name']}",
+    lines = [f"# ShieldVLA study runs, Dubins-VL, {BUDGET_TITLE[meta['budget']]}, {meta['device_name']}",
              "", f"{len(rows)} of {meta['planned']} runs finished; training time budget per run: {budget}; "
              f"{meta['eval_episodes']} evaluation episodes.", ""]
+    main = [r for r in rows if r["delta_default"]]
+    if main:
+        lines.append(rep.table_main(main))
+    if len(main) < len(rows):
+        lines.append(f"δ sweep\n\n{rep.table_delta(rows, ENV)}")
     if rows:
-        lines += [rep.table_main(rows), "| run | seed | env steps | of | train s | steps/s | SR | reach | "
-                  "violation rate | CSC |", "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += ["| run | δ | seed | env steps | of | train s | steps/s | SR | reach | violation rate | CSC |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             e = r["eval"]["in"]
-            lines.append(f"| {r['run']} | {r['seed']} | {r['steps']:,} | {r['target_steps']:,} | "
+            lines.append(f"| {r['run']} | {r['delta']:g} | {r['seed']} | {r['steps']:,} | {r['target_steps']:,} | "
                          f"{r['train_seconds']:.0f} | {r['steps_per_s']:.0f} | {e['sr']:.3f} | {e['reach_rate']:.3f} | "
                          f"{e['violation_rate']:.3f} | {e['csc']:.2f} |")
     return "\n".join(lines) + "\n"
@@ -203,14 +228,16 @@ def table(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str:
 
 def write_results(out: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) -> None:
     """``results.json`` and ``table.md``, each replaced atomically."""
-    rows = sorted(rows, key=lambda r: (meta["runs"].index(r["run"]), r["seed"]))
+    order = [*meta["runs"], meta["sweep_run"]]
+    rows = sorted(rows, key=lambda r: (not r["delta_default"], order.index(r["run"]), r["delta"], r["seed"]))
     write_json(out / "results.json", {"meta": meta, "rows": [{k: v for k, v in r.items() if k != "spec"}
                                                              for r in rows]})
     atomic_write_text(out / "table.md", table(rows, meta))
 
 
-def build_inputs(root: Path, episodes: int = 8) -> EnvInputs:
-    """Stand-in inputs: an untrained Dubins-VL policy, ``episodes`` of its rollouts, fixed Platt scalars."""
+def build_inputs(root: Path, episodes: int = 8, max_steps: int = 100) -> EnvInputs:
+    """Stand-in inputs: an untrained Dubins-VL policy, ``episodes`` of its rollouts (at most ``max_steps`` steps
+    each), fixed Platt scalars."""
     import torch
 
     from embodied_safety.envs.control.dubins import DubinsVLEnv, DubinsVLVec
@@ -225,7 +252,7 @@ def build_inputs(root: Path, episodes: int = 8) -> EnvInputs:
     policy = policy_for_env(env)
     env.close()
     policy.save(inputs.bc)
-    collect_rollouts(None, policy, seeds=episode_seeds(1, range(episodes)), max_steps=100,
+    collect_rollouts(None, policy, seeds=episode_seeds(1, range(episodes)), max_steps=max_steps,
                      make_vec=lambda n: DubinsVLVec(n, render=True)).save(inputs.rollouts)
     PlattCalibration(a=4.0, b=-1.0).save(inputs.calibration / "platt.json")
     return inputs
@@ -264,16 +291,22 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=Path("benchmarks/results/shield_study"))
     p.add_argument("--device", help="torch device of the policy and critic (default: cuda if available; --tiny: cpu)")
     p.add_argument("--runs", nargs="+", default=list(RUNS), help="run names of shield/rl/runs.py::RUNS")
+    p.add_argument("--budget", choices=("cpu", "paper"), default="cpu",
+                   help="cpu: the study's recipe (params.yaml's CPU row of shield_ppo at --total-steps, as make "
+                        "shield-study); paper: Table 14 as is (K = 4, τ = 0.005, no KL anchor, the dual on the cost)")
+    p.add_argument("--delta-sweep", nargs="*", type=float, help=f"the δ values {SWEEP_RUN} is re-trained at "
+                   f"(default {list(DELTA_SWEEP)}; none: no sweep; --tiny: {list(TINY['delta_sweep'])})")
+    p.add_argument("--sweep-run", default=SWEEP_RUN, help="the run the δ sweep re-trains")
     p.add_argument("--seeds", nargs="+", type=int, help=f"default {list(SEEDS)} (--tiny: 0)")
-    p.add_argument("--total-steps", type=int, help="env steps per run (default: Table 14's 1,000,000)")
+    p.add_argument("--total-steps", type=int, help=f"env steps per run (default: Table 14's {STUDY_STEPS:,})")
     p.add_argument("--num-envs", type=int, help="parallel envs per run (default: the stage's 16)")
     p.add_argument("--jobs", type=int, default=1, help="runs in parallel processes (sharing the GPU)")
     p.add_argument("--threads", type=int, help="torch CPU threads per process (default: cores // jobs)")
     p.add_argument("--time-budget", type=float, help="seconds of training per run; then it is evaluated")
     p.add_argument("--eval-episodes", type=int, help=f"default {EVAL_EPISODES} (--tiny: {TINY['eval_episodes']})")
     p.add_argument("--conditions", nargs="+", default=["in"], help="evaluation conditions: in, color, light, all")
-    p.add_argument("--warmup", nargs=2, type=int, metavar=("REGRESS", "TD"), help="critic warm-up steps "
-                   f"(default {WARMUP['regress']} {WARMUP['td']}, the study matrix)")
+    p.add_argument("--warmup", nargs=3, type=int, metavar=("REGRESS", "TD", "DISTILL"), help="critic warm-up steps "
+                   f"(default {WARMUP['regress']} {WARMUP['td']} {WARMUP['distill']}, the study matrix)")
     p.add_argument("--params", type=Path, default=Path("params.yaml"))
     p.add_argument("--bc", type=Path, default=Path(f"models/shield/bc/{ENV}"))
     p.add_argument("--rollouts", type=Path, default=Path(f"data/shield/rollouts/{ENV}/rollouts.npz"))
@@ -284,16 +317,29 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def study_config(args: argparse.Namespace) -> ShieldPPOConfig:
+    """``shield_ppo`` of ``--params`` with the study's Dubins-VL recipe (or ``--tiny``'s) and the command line on top:
+    the runs, seeds, δ sweep, warm-up, evaluation episodes and the CPU row at :data:`STUDY_STEPS`."""
+    tiny = TINY if args.tiny else {}
+    warmup = {**WARMUP, **tiny.get("warmup", {})}
+    if args.warmup:
+        warmup.update(zip(("regress", "td", "distill"), args.warmup, strict=True))
+    seeds = args.seeds or list(tiny.get("seeds", SEEDS))
+    sweep = list(args.delta_sweep if args.delta_sweep is not None else tiny.get("delta_sweep", DELTA_SWEEP))
+    base = load_params("shield_ppo", ShieldPPOConfig, args.params)
+    # the study's CPU row at 1 M steps (the total steps of --total-steps / --tiny go on top, as a PPOConfig override)
+    cpu = {**base.cpu, ENV: {**base.cpu.get(ENV, {}), "total_steps": STUDY_STEPS, **tiny.get("critic", {})}}
+    return dataclasses.replace(base, budget=args.budget, scale="study", cpu=cpu, runs={ENV: list(args.runs)},
+                              seeds={ENV: seeds}, delta_sweep={ENV: sweep} if sweep else {}, sweep_run=args.sweep_run,
+                              warmup=warmup, eval_episodes={**base.eval_episodes, ENV: EVAL_EPISODES}, register=False)
+
+
 def make_study(args: argparse.Namespace) -> Study:
     import torch
 
     tiny = TINY if args.tiny else {}
     device = args.device or ("cpu" if args.tiny or not torch.cuda.is_available() else "cuda")
-    regress, td = args.warmup or tiny.get("warmup", WARMUP).values()
-    seeds = args.seeds or list(tiny.get("seeds", SEEDS))
-    cfg = dataclasses.replace(load_params("shield_ppo", ShieldPPOConfig, args.params), budget="paper", scale="study",
-                              runs={ENV: list(args.runs)}, seeds={ENV: seeds}, delta_sweep={},
-                              warmup={"regress": regress, "td": td}, register=False)
+    cfg = study_config(args)
     label_cfg = load_params("rubric_label", RubricLabelConfig, args.params)
     if label_cfg.backend != "pixel":
         raise SystemExit(f"rubric_label.backend {label_cfg.backend!r}: this script scores frames with the pixel scorer")
@@ -304,7 +350,7 @@ def make_study(args: argparse.Namespace) -> Study:
         if value:
             overrides[key] = int(value)
     if args.build_inputs:
-        inputs = build_inputs(args.out / "inputs")
+        inputs = build_inputs(args.out / "inputs", tiny.get("episodes", 8), tiny.get("max_steps", 100))
     else:
         inputs = EnvInputs(ENV, args.bc, args.rollouts, args.calibration)
         missing = [p for p in inputs.files() if not Path(p).exists()]
@@ -312,7 +358,7 @@ def make_study(args: argparse.Namespace) -> Study:
             raise SystemExit(f"missing inputs {missing}: run the bc_policy, shield_rollouts and calibrate stages "
                              "(or pass --bc / --rollouts / --calibration, or --build-inputs for stand-ins)")
     return Study(cfg, label_cfg, inputs, args.out, device, overrides,
-                 args.eval_episodes or tiny.get("eval_episodes", EVAL_EPISODES), tuple(args.conditions),
+                 args.eval_episodes or tiny.get("eval_episodes", cfg.eval_episodes[ENV]), tuple(args.conditions),
                  args.time_budget)
 
 
@@ -331,7 +377,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     gpu = study.device.startswith("cuda")
     meta: dict[str, Any] = {"device": study.device, "device_name": torch.cuda.get_device_name(study.device) if gpu
                             else "cpu", "torch": torch.__version__, "runs": list(args.runs),
-                            "seeds": study.cfg.seeds[ENV], "planned": len(todo.jobs), "time_budget": study.time_budget,
+                            "seeds": study.cfg.seeds[ENV], "budget": study.cfg.budget,
+                            "sweep_run": study.cfg.sweep_run, "delta_sweep": study.cfg.delta_sweep.get(ENV, []),
+                            "planned": len(todo.jobs), "time_budget": study.time_budget,
                             "eval_episodes": study.eval_episodes, "conditions": list(study.conditions),
                             "warmup": dict(study.cfg.warmup), "overrides": study.overrides,
                             "inputs": study.inputs.files(), "jobs": args.jobs, "critic_seconds": {}}

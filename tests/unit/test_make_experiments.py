@@ -73,3 +73,22 @@ def test_the_ablations_keep_the_cpu_budget_and_sweep_the_td_critic(tmp_path: Pat
     cfg, todo = _shield_plan(overridden_params("SHIELD_ABLATIONS", tmp_path))
     assert ppo_config(cfg, "dubins", "gated", 0).total_steps == cfg.cpu["dubins"]["total_steps"]
     assert {j.run for j in todo.jobs if j.delta is not None} == {"gated"}
+
+
+def test_the_gpu_study_script_plans_make_shield_studys_dubins_runs(tmp_path: Path) -> None:
+    """benchmarks/shield_study_gpu.py (issue 21, item 6) runs the study's Dubins-VL matrix: the same jobs with the same
+    PPO and critic configs as `make shield-study`, the same warm critics and evaluation episodes."""
+    import sys
+
+    from embodied_safety.shield.rl.runs import plan, ppo_config
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import shield_study_gpu as script
+
+    make_cfg, make_plan = _shield_plan(overridden_params("SHIELD_STUDY", tmp_path))
+    cfg = script.study_config(script.parse(["--params", str(ROOT / "params.yaml")]))
+    todo = plan(cfg, "dubins")
+    assert todo.jobs == make_plan.jobs and todo.critics == make_plan.critics and todo.deltas == make_plan.deltas
+    assert all(ppo_config(cfg, "dubins", j.run, j.seed, j.delta) == ppo_config(make_cfg, "dubins", j.run, j.seed, j.delta)
+               for j in todo.jobs)
+    assert cfg.warmup == make_cfg.warmup and cfg.eval_episodes["dubins"] == make_cfg.eval_episodes["dubins"]
