@@ -153,7 +153,7 @@ def test_the_delta_sweep_names_its_run_and_the_model_run_falls_back_to_the_rubri
 
     from embodied_safety.config.shield_ppo import ShieldPPOConfig
     from embodied_safety.shield.rl.results import copy_best
-    from embodied_safety.shield.rl.runs import model_run, plan
+    from embodied_safety.shield.rl.runs import model_run, plan, reference_run
 
     rows = [_row("ppo_lag", s, 0.3, 2.0) for s in range(2)]
     rows += [_row("gated_search", s, 0.3 + s / 10, 1.0, delta=-0.5) for s in range(2)]
@@ -164,6 +164,9 @@ def test_the_delta_sweep_names_its_run_and_the_model_run_falls_back_to_the_rubri
     assert rep.table_delta([_row("gated", 0, 0.1, 1.0)]).startswith("| | δ=0.2 |")  # the TD critic's: no name
     assert model_run(["ppo_lag", "gated_search", "gated"]) == "gated" and model_run(["ppo_lag", "gated_search"]) == \
         "gated_search" and model_run(["ppo_lag"]) is None
+    # the safe-set figure's GT panel: the first ground-truth-margin run the matrix ran
+    assert reference_run(["gated_search", "gated_oracle", "gated_oracle_recovery"]) == "gated_oracle_recovery"
+    assert reference_run(["ppo_lag", "gated"]) is None
     for r in rows:
         r["_path"] = str(tmp_path / f"{r['run']}-{r['seed']}-{r['delta']}")
         for part in ("policy", "critic"):

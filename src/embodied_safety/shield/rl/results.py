@@ -17,7 +17,7 @@ from typing import Any
 from ...config.shield_ppo import ShieldPPOConfig
 from ...io import atomic_write_text, without_run_facts, write_json
 from . import report as rep
-from .runs import model_run
+from .runs import model_run, reference_run
 
 #: the files :func:`write_env_results` writes that the stage logs to MLflow
 LOGGED = ("tables.md", "curves.png", "bars.png", "safe_set.png", "results.json", "gate_check.json")
@@ -63,8 +63,7 @@ def safe_set(env: str, rows: list[dict[str, Any]], out: Path) -> Path | None:
     grid = rep.dubins_grid()
     values = {}
     ran = {r["run"] for r in rows}
-    reference = next((r for r in ("gated_gt", "gated_oracle_recovery", "gated_oracle") if r in ran), None)
-    for run, label in ((model_run(ran), "rubric ℓ̂"), (reference, "GT ℓ*")):
+    for run, label in ((model_run(ran), "rubric ℓ̂"), (reference_run(ran), "GT ℓ*")):
         r = next((r for r in rows if r["run"] == run and r["seed"] == min(x["seed"] for x in rows)
                   and r.get("delta_default", True)), None)
         if r is None or not (Path(r["_path"]) / "critic").is_dir():

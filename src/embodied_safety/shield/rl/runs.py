@@ -74,10 +74,25 @@ def env_runs(cfg: ShieldPPOConfig, env: str) -> list[str]:
     return list(cfg.runs.get(env, DEFAULT_RUNS))
 
 
+#: the runs with the ground-truth margin whose critic is the reference panel of the safe-set figure: the first of them
+#: the env's matrix runs
+REFERENCE_RUNS = ("gated_gt", "gated_oracle_recovery", "gated_oracle")
+
+
+def first_run(preference: Iterable[str], runs: Iterable[str]) -> str | None:
+    """The first run of ``preference`` among ``runs`` (None when none of them ran)."""
+    names = set(runs)
+    return next((r for r in preference if r in names), None)
+
+
 def model_run(runs: Iterable[str]) -> str | None:
     """The run of :data:`MODEL_RUNS` that is the ShieldVLA model among ``runs`` (None when none of them ran)."""
-    names = set(runs)
-    return next((r for r in MODEL_RUNS if r in names), None)
+    return first_run(MODEL_RUNS, runs)
+
+
+def reference_run(runs: Iterable[str]) -> str | None:
+    """The run of :data:`REFERENCE_RUNS` whose critic is the safe-set figure's GT panel (None when none ran)."""
+    return first_run(REFERENCE_RUNS, runs)
 
 
 def ppo_config(cfg: ShieldPPOConfig, env: str, run: str, seed: int, delta: float | None = None) -> Any:
