@@ -145,6 +145,32 @@ def test_tables_have_the_papers_layouts() -> None:
     assert summary["dubins/penalty"] == {"sr": 0.05, "sr_std": 0.0, "csc": 4.0, "csc_std": 0.0, "seeds": 1.0}
 
 
+def test_the_delta_table_says_whether_csc_falls_as_delta_grows_step_by_step() -> None:
+    """Table 7's monotonicity (issue 21: "the δ sweep monotone in CSC"): each adjacent pair of δ, paired by seed; by
+    episode too when the rows carry per-episode outcomes."""
+    rows = []
+    for seed in range(3):  # CSC 3 -> 2 -> 1.9 as δ goes -1 -> 0 -> 0.2: the last step is within the seeds' noise
+        for delta, csc, default in ((-1.0, 3.0, False), (0.0, 2.0, True), (0.2, 1.9 + 0.3 * (seed - 1), False)):
+            rows.append(_row("gated_search", seed, 0.4, csc + 0.01 * seed, delta=delta, default=default))
+    steps = rep.delta_steps(rows)
+    assert [(st["delta_lo"], st["delta_hi"], st["seeds"], st["episodes"]) for st in steps] == [
+        (-1.0, 0.0, 3, 0.0), (0.0, 0.2, 3, 0.0)]
+    assert steps[0]["csc"][0] == pytest.approx(-1.0) and steps[0]["csc"][2] < 0  # the same step on every seed
+    assert steps[1]["csc"][1] < 0 < steps[1]["csc"][2] and steps[1]["sr"][0] == pytest.approx(0.0)
+    table = rep.table_delta(rows)
+    assert "on the means: **yes**; every step's 95 % interval below zero: **no**" in table
+    assert "t intervals over seeds" in table and "δ -1 → 0: CSC -1.00 [" in table
+    # per-episode outcomes on shared episodes: the crossed bootstrap; a rise in CSC makes the means verdict "no"
+    for r in rows:
+        c = r["eval"]["in"]["csc"] + (2.0 if r["delta"] == 0.2 else 0.0)
+        r["eval"]["in"] |= {"csc": c, "per_episode": {"sr": [0.0, 1.0] * 5, "cost": [c - 1.0, c + 1.0] * 5}}
+    table = rep.table_delta(rows)
+    assert "on the means: **no**" in table and "crossed bootstrap over seeds and episodes" in table
+    assert rep.delta_steps(rows)[1]["episodes"] == 1.0 and rep.delta_steps(rows)[1]["csc"][0] > 0
+    assert rep.delta_steps([_row("gated", 0, 0.1, 1.0)]) == []  # one δ: no steps, no verdict line
+    assert "falls" not in rep.table_delta([_row("gated", 0, 0.1, 1.0)])
+
+
 def test_the_delta_sweep_names_its_run_and_the_model_run_falls_back_to_the_rubric_search(tmp_path) -> None:
     """``shield_ppo.sweep_run``: the δ table reads the swept run's rows (its own δ included) and names it; without
     a ``gated`` run the ShieldVLA model (registered, copied to ``models/``) is ``gated_search``'s best seed."""
