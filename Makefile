@@ -95,10 +95,12 @@ SHIELD_ALL_ENVS := $(foreach s,shield_demos bc_policy shield_rollouts rubric_lab
 # The study (issue 21): Dubins-VL at Table 14's 1 M steps -- PPO-Lagrangian, gated HJ with the rubric margin
 # (gated_search) and with the ground-truth margin (gated_oracle_recovery, the reference), 3 seeds, and the δ sweep of
 # gated_search (δ in its margin's units, a logit; -0.5 is its own); TurtleBot-Nav / Franka-Reach at their CPU budgets.
+# Every run also reports its validated checkpoint (the best of every 122nd iterate on 300 validation episodes).
 # About 9 h on 2 CPU cores (18 Dubins-VL runs of 17-40 min); runs are stored by content key, so a killed study resumes.
 SHIELD_STUDY := $(SHIELD_ALL_ENVS) -S 'shield_ppo.scale=study' -S 'shield_ppo.cpu.dubins.total_steps=1000000' \
 	-S 'shield_ppo.runs={dubins: [ppo_lag, gated_search, gated_oracle_recovery], turtlebot: [ppo, ppo_lag, gated, gated_binary, penalty], franka: [ppo, ppo_lag, gated, gated_binary, penalty]}' \
-	-S 'shield_ppo.ood_runs=[ppo_lag, gated, gated_search]' -S 'shield_ppo.sweep_run=gated_search' -S '++shield_ppo.delta_sweep={dubins: [0.2, 0.0, -0.5, -1.0]}'
+	-S 'shield_ppo.ood_runs=[ppo_lag, gated, gated_search]' -S 'shield_ppo.sweep_run=gated_search' -S '++shield_ppo.delta_sweep={dubins: [0.2, 0.0, -0.5, -1.0]}' \
+	-S 'shield_ppo.select_every=122'
 # The ablations at the CPU budget (Tables 4, 5, 7 and the safety step): every Dubins-VL run, 3 seeds, the TD rubric
 # critic's δ sweep (about 2 h on 2 cores)
 SHIELD_ABLATIONS := $(SHIELD_ALL_ENVS) -S 'shield_ppo.scale=study' \

@@ -71,6 +71,7 @@ from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.io import atomic_write_text, read_json, write_json
 from embodied_safety.shield.rl import report as rep
 from embodied_safety.shield.rl.runs import CriticKey, EnvInputs, Job, plan, ppo_config, run_tag
+from embodied_safety.shield.rl.select import CheckpointSelector
 
 ENV = "dubins"
 #: the study's Dubins-VL recipe: the Makefile's SHIELD_STUDY (`make shield-study`) for this env -- its runs, seeds,
@@ -83,9 +84,12 @@ DELTA_SWEEP = (0.2, 0.0, -0.5, -1.0)
 STUDY_STEPS = 1_000_000
 WARMUP = {"regress": 200, "td": 400, "branch_steps": 0, "branch_every": 3, "distill": 3000}
 EVAL_EPISODES = 300
+#: validated checkpoints: every this many PPO iterations (and the last) on validation episodes (``shield.rl.select``)
+SELECT_EVERY = 122
 #: ``--tiny``: a few hundred env steps per run, one seed, one extra δ, a handful of warm-up steps, distilled states
 #: and evaluation episodes, stand-in rollouts of 2 short episodes
 TINY = {"total_steps": 512, "num_envs": 4, "warmup": {"regress": 4, "td": 4, "distill": 4}, "eval_episodes": 8,
+        "select_every": 1,
         "seeds": (0,), "delta_sweep": (0.0,), "critic": {"critic_pose_aux_states": 8}, "episodes": 2, "max_steps": 30}
 
 
@@ -102,12 +106,14 @@ class Study:
     eval_episodes: int
     conditions: tuple[str, ...]
     time_budget: float | None
+    given: dict[str, str] = dataclasses.field(default_factory=dict)  # critic name -> a warm critic dir (--critic)
 
     def ppo(self, run: str, seed: int, delta: float | None = None) -> Any:
         return dataclasses.replace(ppo_config(self.cfg, ENV, run, seed, delta), **self.overrides)
 
     def critic_dir(self, key: CriticKey) -> Path:
-        return self.out / "critics" / key.name.replace("/", "-")
+        """``--critic``'s dir for this critic, else ``<out>/critics/<margin>-<target>[-distill]``."""
+        return Path(self.given[key.name]) if key.name in self.given else self.out / "critics" / key.name.replace("/", "-")
 
     def run_dir(self, job: Job) -> Path:
         return self.out / "runs" / run_tag(job.run, job.seed, job.delta)
@@ -116,7 +122,9 @@ class Study:
         """What decides a run's result: a stored run is reused only when it matches."""
         return {"ppo": dataclasses.asdict(self.ppo(job.run, job.seed, job.delta)), "device": self.device,
                 "eval": [self.eval_episodes, list(self.conditions)], "time_budget": self.time_budget,
-                "warmup": dict(self.cfg.warmup), "inputs": [str(p) for p in self.inputs.files()]}
+                "warmup": dict(self.cfg.warmup), "inputs": [str(p) for p in self.inputs.files()],
+                "select": [self.cfg.select_every, self.cfg.select_episodes],
+                "critic": None if job.critic is None else str(self.critic_dir(job.critic))}
 
 
 def margin(study: Study, kind: str) -> Any:
@@ -175,12 +183,19 @@ def run_job(study: Study, job: Job) -> dict[str, Any]:
     pcfg = study.ppo(job.run, job.seed, job.delta)
     policy = load_policy(study.inputs.bc, device=study.device)
     critic = load_critic(study.critic_dir(job.critic), policy.config) if job.critic is not None else None
+    select = (CheckpointSelector(ENV, policy, study.cfg.select_every, study.cfg.select_episodes, pcfg.iterations)
+              if study.cfg.select_every > 0 else None)
     t0 = time.perf_counter()
     res = train(policy, ENV, margin(study, pcfg.margin), pcfg, critic=critic, time_budget=study.time_budget,
-                progress=lambda m: print(m, flush=True))
+                progress=lambda m: print(m, flush=True), log=None if select is None else lambda m, it: select(it))
     train_s = time.perf_counter() - t0
     steps = int(res.history[-1]["env_steps"])
     ev = evaluate_conditions(ENV, res.policy, study.eval_episodes, list(study.conditions))
+    selected = None
+    if select is not None:
+        if not select.curve or select.curve[-1]["iteration"] != len(res.history):  # stopped by the time budget
+            select.evaluate(len(res.history))
+        selected, _ = select.finish(ev["in"], study.eval_episodes)
     res.policy.save(path / "policy")
     if res.critic is not None:
         res.critic.save(path / "critic")
@@ -191,7 +206,7 @@ def run_job(study: Study, job: Job) -> dict[str, Any]:
            "steps": steps, "target_steps": pcfg.total_steps, "iterations": len(res.history),
            "train_seconds": train_s, "wall_seconds": time.perf_counter() - t0, "steps_per_s": steps / train_s,
            "stopped_by_time_budget": steps < pcfg.iterations * pcfg.batch, "final_dual": res.history[-1]["dual"],
-           "eval": ev, "spec": spec}
+           "eval": ev, "spec": spec, **({"selected": selected} if selected is not None else {})}
     write_json(path / "result.json", row)
     print(f"{path.name}: {steps} steps in {train_s:.0f} s ({row['steps_per_s']:.0f} steps/s) on {study.device}; "
           f"SR {ev['in']['sr']:.3f} CSC {ev['in']['csc']:.2f}", flush=True)
@@ -213,6 +228,10 @@ def table(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str:
     main = [r for r in rows if r["delta_default"]]
     if main:
         lines.append(rep.table_main(main))
+    chosen = rep.selected_rows(main)
+    if chosen:
+        lines.append("Validated checkpoints (the best trained iterate on validation episodes, read on the test "
+                     f"episodes)\n\n{rep.table_main(chosen)}")
     if len(main) < len(rows):
         lines.append(f"δ sweep\n\n{rep.table_delta(rows, ENV)}")
     if rows:
@@ -307,6 +326,10 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--conditions", nargs="+", default=["in"], help="evaluation conditions: in, color, light, all")
     p.add_argument("--warmup", nargs=3, type=int, metavar=("REGRESS", "TD", "DISTILL"), help="critic warm-up steps "
                    f"(default {WARMUP['regress']} {WARMUP['td']} {WARMUP['distill']}, the study matrix)")
+    p.add_argument("--critic", action="append", default=[], metavar="NAME=DIR",
+                   help="a warm critic built elsewhere, e.g. rubric/policy_mean/distill=.cache/shield/critic_warm/<key> "
+                        "(the stage's, from the same inputs and warm-up): the distilled critics take about 30 min each "
+                        "on 2 CPU cores, longer than a GPU lease")
     p.add_argument("--params", type=Path, default=Path("params.yaml"))
     p.add_argument("--bc", type=Path, default=Path(f"models/shield/bc/{ENV}"))
     p.add_argument("--rollouts", type=Path, default=Path(f"data/shield/rollouts/{ENV}/rollouts.npz"))
@@ -331,7 +354,8 @@ def study_config(args: argparse.Namespace) -> ShieldPPOConfig:
     cpu = {**base.cpu, ENV: {**base.cpu.get(ENV, {}), "total_steps": STUDY_STEPS, **tiny.get("critic", {})}}
     return dataclasses.replace(base, budget=args.budget, scale="study", cpu=cpu, runs={ENV: list(args.runs)},
                               seeds={ENV: seeds}, delta_sweep={ENV: sweep} if sweep else {}, sweep_run=args.sweep_run,
-                              warmup=warmup, eval_episodes={**base.eval_episodes, ENV: EVAL_EPISODES}, register=False)
+                              warmup=warmup, eval_episodes={**base.eval_episodes, ENV: EVAL_EPISODES}, register=False,
+                              select_every=tiny.get("select_every", SELECT_EVERY))
 
 
 def make_study(args: argparse.Namespace) -> Study:
@@ -357,9 +381,13 @@ def make_study(args: argparse.Namespace) -> Study:
         if missing:
             raise SystemExit(f"missing inputs {missing}: run the bc_policy, shield_rollouts and calibrate stages "
                              "(or pass --bc / --rollouts / --calibration, or --build-inputs for stand-ins)")
+    given = dict(c.split("=", 1) for c in args.critic)
+    for name, path in given.items():
+        if not (Path(path) / "critic.json").is_file():
+            raise SystemExit(f"--critic {name}={path}: no critic.json there")
     return Study(cfg, label_cfg, inputs, args.out, device, overrides,
                  args.eval_episodes or tiny.get("eval_episodes", cfg.eval_episodes[ENV]), tuple(args.conditions),
-                 args.time_budget)
+                 args.time_budget, given)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from oracle_study import paired, run_summary
 from ppo_variants import Context, parse_variant, summary_line
 from results_json import write_results
 
-VAL_BASE = 3100  # validation episodes: disjoint from the stage's evaluation (3000), BC (1000-1200) and rollouts
+from embodied_safety.shield.rl.select import VAL_BASE, selection_key
 
 
 def evaluate(policy: Any, base: int, episodes: int) -> dict[str, Any]:
@@ -76,9 +76,10 @@ def crossed(runs: dict[str, Any], start: dict[str, Any], baseline: str | None) -
 
 
 def choose(curve: list[dict[str, Any]], trained_only: bool = False) -> dict[str, Any]:
-    """The checkpoint with the best validation SR (then lower validation CSC, then later)."""
+    """The checkpoint with the best validation SR (then lower validation CSC, then later): the stage's order
+    (``shield.rl.select.selection_key``; the stage chooses among trained checkpoints only, ``trained_only``)."""
     rows = [r for r in curve if r["iteration"] > 0 or not trained_only]
-    return max(rows, key=lambda r: (r["val"]["sr"], -r["val"]["csc"], r["iteration"]))
+    return max(rows, key=lambda r: selection_key(r["val"]["sr"], r["val"]["csc"], r["iteration"]))
 
 
 def summarise(runs: dict[str, Any], start: dict[str, float], baseline: str | None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.shield.costs.sources import margin_for, scorer_key
 from embodied_safety.shield.rl.runs import EnvInputs, conditions, env_runs, model_run, ppo_config, run_tag
+from embodied_safety.shield.rl.select import CheckpointSelector
 from tasks.progress import ProgressArtifact
 from tasks.shield import STORE, _file_hash
 from tasks.store import content_key
@@ -41,7 +42,7 @@ from tasks.tracking import (
 #: (embodied_safety.codekey)
 TRAINING_CODE = ("embodied_safety.shield.rl.ppo", "embodied_safety.shield.rl.critic",
                  "embodied_safety.shield.costs.margins", "embodied_safety.shield.rl.vecenv",
-                 "embodied_safety.shield.rl.runs", "tasks.shield")
+                 "embodied_safety.shield.rl.runs", "embodied_safety.shield.rl.select", "tasks.shield")
 #: what a stored gate check depends on beyond its warm critic
 CHECK_CODE = ("embodied_safety.shield.rl.gate_check", "embodied_safety.shield.rl.viability",
               "embodied_safety.shield.policy.rollouts")
@@ -135,6 +136,8 @@ def run_path(cfg: ShieldPPOConfig, inputs: EnvInputs, run: str, seed: int, delta
     blob = {"env": env, "run": run, "ppo": dataclasses.asdict(ppo_config(cfg, env, run, seed, delta)),
             "eval": [cfg.eval_episodes[env], conditions(cfg, run, delta)], "warm": warm.name if warm else None,
             "scorer": scorer_key(env, label_cfg), "inputs": [_file_hash(p) for p in inputs.files()], "code": _code()}
+    if cfg.select_every > 0:  # validated checkpoints (the key of a run without them is unchanged)
+        blob["select"] = [cfg.select_every, cfg.select_episodes]
     return store / "ppo" / content_key(blob)
 
 
@@ -160,7 +163,16 @@ def train_run(inputs: EnvInputs, run: str, seed: int, delta: float | None, cfg: 
     track = tracking_config(cfg.tracking)
     with mlflow_run(track, f"shield_ppo/{env}/{tag}", {"env": env, "run": run, **dataclasses.asdict(pcfg)}):
         bar = ProgressArtifact(pcfg.iterations, f"PPO iterations {env} {tag}")
-        res = train(policy, env, src, pcfg, critic=critic, log=lambda m, it: (log_metrics(m, it), bar.set(it)))
+        select = (CheckpointSelector(env, policy, cfg.select_every, cfg.select_episodes, pcfg.iterations)
+                  if cfg.select_every > 0 else None)
+
+        def log(m: dict[str, float], it: int) -> None:
+            log_metrics(m, it)
+            bar.set(it)
+            if select is not None:
+                select(it)
+
+        res = train(policy, env, src, pcfg, critic=critic, log=log)
         ev = evaluate_conditions(env, res.policy, cfg.eval_episodes[env], conds)
         log_metrics({f"eval/{c}/{k}": v for c, m in ev.items() for k, v in m.items()})
         tmp = scratch_dir(path)
@@ -170,6 +182,12 @@ def train_run(inputs: EnvInputs, run: str, seed: int, delta: float | None, cfg: 
         result = {"env": env, "run": run, "seed": seed, "method": pcfg.method, "margin": pcfg.margin,
                   "safety_update": pcfg.safety_update, "delta": pcfg.delta, "eval": ev, "history": res.history,
                   "train_seconds": sum(r["seconds"] for r in res.history), "version": None}
+        if select is not None:  # the validated checkpoint, on the test episodes in-distribution
+            result["selected"], chosen = select.finish(ev["in"], cfg.eval_episodes[env])
+            log_metrics({f"selected/in/{k}": v for k, v in result["selected"]["eval"]["in"].items()}
+                        | {"selected/iteration": result["selected"]["iteration"]})
+            if chosen is not res.policy:
+                chosen.save(tmp / "policy_selected")
         if cfg.register and run == model_run(env_runs(cfg, env)) and delta is None:
             tags = {"env": env, "seed": str(seed), "sr": f"{ev['in']['sr']:.4f}", "csc": f"{ev['in']['csc']:.4f}"}
             result["version"] = register_model_dir(f"shield_policy_{env}", tmp / "policy", "policy", tags)

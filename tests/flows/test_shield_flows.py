@@ -138,3 +138,24 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
     again = sp.shield_ppo(ppo_cfg, env="dubins", out_root=d / "ppo", models_root=m / "ppo")  # trains nothing
     assert [p.stat().st_mtime_ns for p in stored] == stamps
     assert again == out and "promoted" not in out  # the registry decision is in MLflow, not the hashed metrics
+
+    # validated checkpoints (shield_ppo.select_every): new runs (their key has the selection), each evaluated on
+    # validation episodes after every iteration; the chosen iterate read on the test episodes beside the final one
+    import dataclasses
+
+    sel_cfg = dataclasses.replace(ppo_cfg, runs={"dubins": ["ppo_lag", "gated"]}, delta_sweep={}, select_every=1,
+                                  select_episodes=8)
+    sel = sp.shield_ppo(sel_cfg, env="dubins", out_root=d / "ppo_sel", models_root=m / "ppo_sel")
+    rows = json.loads((d / "ppo_sel" / "dubins" / "results.json").read_text())["rows"]
+    assert len(sorted((tmp_path / "store" / "ppo").glob("*/result.json"))) == len(stored) + 2
+    for r in rows:
+        chosen = r["selected"]
+        assert [p["iteration"] for p in chosen["curve"]] == [1.0, 2.0] and chosen["iteration"] in (1.0, 2.0)
+        best = max(chosen["curve"], key=lambda p: (p["sr"], -p["csc"], p["iteration"]))
+        assert chosen["iteration"] == best["iteration"] and chosen["val"] == {"sr": best["sr"], "csc": best["csc"]}
+        assert len(chosen["eval"]["in"]["per_episode"]["sr"]) == 16  # the test episodes
+        if chosen["iteration"] == 2.0:  # the last iterate: its test evaluation is the final one
+            assert chosen["eval"]["in"] == r["eval"]["in"]
+    assert sel["dubins/selected/gated/sr"] == pytest.approx(rows[-1]["selected"]["eval"]["in"]["sr"])
+    tables = (d / "ppo_sel" / "dubins" / "tables.md").read_text()
+    assert "## Validated checkpoints" in tables and "validated checkpoints" in tables.split("## Validated")[1]

@@ -45,6 +45,9 @@ def test_tiny_study_writes_real_rows_and_a_table(tmp_path):
         assert (run_dir / "critic").is_dir() == (r["method"] == "gated")
         history = json.loads((run_dir / "history.json").read_text())
         assert history[-1]["env_steps"] == r["steps"]
+        # validated checkpoints after every iteration (--tiny): the chosen one among them, read on the test episodes
+        assert [p["iteration"] for p in r["selected"]["curve"]] == [1.0, 2.0]
+        assert r["selected"]["eval"]["in"]["episodes"] == script.TINY["eval_episodes"]
     assert {r["margin"] for r in rows} == {"rubric", "gt"}
     # the two distilled critics: rubric-search labels and the simulator's exact action values
     assert sorted(p.name for p in (out / "critics").iterdir()) == ["gt-policy_mean-distill",
@@ -52,6 +55,7 @@ def test_tiny_study_writes_real_rows_and_a_table(tmp_path):
     assert json.loads((out / "results.json").read_text()) == results
 
     table = (out / "table.md").read_text()
+    assert "Validated checkpoints" in table
     assert "4 of 4 runs finished" in table and "δ sweep" in table and f"δ={swept:g}" in table
     for run in script.RUNS:
         assert rep.LABELS[run] in table
@@ -66,3 +70,12 @@ def test_tiny_study_writes_real_rows_and_a_table(tmp_path):
                          "--runs", "ppo_lag", "--delta-sweep", "--num-envs", "2"])
     (row,) = short["rows"]
     assert row["steps"] == 2 * 64 and row["stopped_by_time_budget"] and row["iterations"] == 1
+    assert [p["iteration"] for p in row["selected"]["curve"]] == [1.0]  # the iterate the time budget stopped at
+
+    # a warm critic built elsewhere (--critic): used as it is, none built
+    warm = out / "critics" / "rubric-policy_mean-distill"
+    given = script.main(["--tiny", "--build-inputs", "--out", str(tmp_path / "given"), "--runs", "gated_search",
+                         "--delta-sweep", "--critic", f"rubric/policy_mean/distill={warm}"])
+    assert [r["run"] for r in given["rows"]] == ["gated_search"] and not (tmp_path / "given" / "critics").exists()
+    with pytest.raises(SystemExit, match="no critic.json"):
+        script.main(["--tiny", "--build-inputs", "--out", str(tmp_path / "none"), "--critic", f"x/y={tmp_path}"])

@@ -300,11 +300,12 @@ def do_no_harm_forms(rows: Sequence[Mapping[str, Any]], start: Mapping[str, Any]
 
 
 def table_do_no_harm(rows: Sequence[Mapping[str, Any]], start: Mapping[str, Any], runs: Sequence[str] = (
-        "ppo", "ppo_lag", "gated", "gated_search"), forms: Mapping[str, Mapping[str, float]] | None = None) -> str:
+        "ppo", "ppo_lag", "gated", "gated_search"), forms: Mapping[str, Mapping[str, float]] | None = None,
+        title: str = "The start and the do-no-harm form (issue 21)") -> str:
     """The start (the BC policy on the runs' evaluation episodes) beside the runs that ran (unconstrained PPO: what
     the cost terms are read against), each run minus the start, and the do-no-harm form of each ShieldVLA run
     (``forms``, else :func:`do_no_harm_forms` of ``rows``) with its 95 % intervals."""
-    lines = ["\n## The start and the do-no-harm form (issue 21)\n",
+    lines = [f"\n## {title}\n",
              "| policy | SR↑ | CSC↓ | SR − start | CSC − start |", "|---|---|---|---|---|",
              f"| BC start (the runs' initial policy) | {start['sr']:.2f} | {start['csc']:.2f} | | |"]
     e0 = start.get("per_episode")
@@ -339,6 +340,29 @@ def _form_line(run: str, form: Mapping[str, float]) -> str:
             f"CSC − PPO-Lagrangian "
             f"{_diff_cell((form['csc_minus_baseline'], form['csc_minus_baseline_lo'], form['csc_minus_baseline_hi']), 2)}"
             f" (paired; {how}): **{verdict}**" + (one if n < 2 else "."))
+
+
+def selected_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of runs with a validated checkpoint (``selected``, :mod:`.select`), each with the chosen iterate's
+    test evaluation as its ``eval``."""
+    return [{**r, "eval": r["selected"]["eval"]} for r in rows if "selected" in r]
+
+
+def table_selected(rows: Sequence[Mapping[str, Any]], start: Mapping[str, Any]) -> str:
+    """The validated checkpoints (the best trained iterate on validation episodes, read on the test episodes): Tables
+    2/3 and the do-no-harm table of those iterates, and the iterations chosen per run; empty when no row has one."""
+    sel = selected_rows(rows)
+    if not sel:
+        return ""
+    chosen: dict[str, list[int]] = defaultdict(list)
+    for r in sel:
+        chosen[r["run"]].append(int(r["selected"]["iteration"]))
+    every, episodes = sel[0]["selected"]["every"], sel[0]["selected"]["episodes"]
+    return ("\n## Validated checkpoints (the best trained iterate on validation episodes, read on the test episodes)"
+            f"\n\nEvery {every} PPO iterations and the last, {episodes} validation episodes (disjoint from the test "
+            "episodes); chosen by validation SR, then lower validation CSC, then the later iterate. Chosen iterations: "
+            + "; ".join(f"{LABELS.get(k, k)} {sorted(v)}" for k, v in chosen.items()) + ".\n\n" + table_main(sel)
+            + table_do_no_harm(sel, start, title="The start and the do-no-harm form, validated checkpoints"))
 
 
 def render_tables(rows: Sequence[Mapping[str, Any]], title: str, delta_env: str = "dubins") -> str:

@@ -97,7 +97,7 @@ def write_env_results(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]
     tables = rep.render_tables(rows, f"{name}: ShieldVLA part 2 ({cfg.scale} matrix, budget: {cfg.budget}, "
                                      f"safety update: {cfg.safety_update}, gate: {cfg.gate})", env)
     forms = rep.do_no_harm_forms(main_rows, start["in"])
-    tables += rep.table_do_no_harm(main_rows, start["in"], forms=forms)
+    tables += rep.table_do_no_harm(main_rows, start["in"], forms=forms) + rep.table_selected(main_rows, start["in"])
     atomic_write_text(out / "tables.md", tables)
     rep.plot_curves(main_rows, out / "curves.png", f"{name}: training (mean over seeds)")
     rep.plot_bars(main_rows, out / "bars.png", f"{name}: evaluation, {cfg.eval_episodes[env]} episodes")
@@ -123,8 +123,8 @@ def env_metrics(env: str, rows: list[dict[str, Any]], res: EnvResults, checks: d
                 start: dict[str, dict[str, float]]) -> dict[str, float]:
     """``<env>/<run>/<metric>`` (mean over seeds), the start's SR / CSC, the do-no-harm form
     (``<env>/do_no_harm/*`` for ShieldVLA, ``<env>/do_no_harm/<run>/*`` for the other runs of ``res.forms``;
-    finite numbers only), the gradient agreements, the gate checks' numbers
-    and the δ sweep's SR / CSC."""
+    finite numbers only), the gradient agreements, the gate checks' numbers,
+    the validated checkpoints' SR / CSC (``<env>/selected/<run>/*``) and the δ sweep's SR / CSC."""
     metrics = {f"{k}/{m}": v for k, d in rep.summary([r for r in rows if r["delta_default"]]).items()
                for m, v in d.items()}
     metrics.update({f"{env}/start/{k}": float(start["in"][k]) for k in ("sr", "csc", "violation_rate")
@@ -134,6 +134,9 @@ def env_metrics(env: str, rows: list[dict[str, Any]], res: EnvResults, checks: d
     metrics.update({f"{env}/{run}/grad_agreement": v["agreement"] for run, v in res.agreement.items()})
     metrics.update({f"{env}/gate_check/{name}/{k}": float(v) for name, c in checks.items() for k, v in c.items()
                     if isinstance(v, (int, float))})
+    metrics.update({f"{k.replace('/', '/selected/', 1)}/{m}": v
+                    for k, d in rep.summary(rep.selected_rows(r for r in rows if r["delta_default"])).items()
+                    for m, v in d.items()})
     for d, srs, cscs in rep.delta_rows(rows, env):
         metrics[f"{env}/delta{d:g}/sr"] = sum(srs) / len(srs)
         metrics[f"{env}/delta{d:g}/csc"] = sum(cscs) / len(cscs)
