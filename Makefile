@@ -151,6 +151,7 @@ bench: setup  ## speed benchmarks, printed as ratios against a baseline in the s
 	python benchmarks/actor_training.py
 	python benchmarks/control_envs.py
 	python benchmarks/safety_critic.py
+	python benchmarks/ppo_lanes.py
 
 clean:
 	rm -rf data/household .prefect
