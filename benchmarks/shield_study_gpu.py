@@ -9,7 +9,9 @@ What it runs, with the library code the ``shield_ppo`` stage runs (no Prefect, M
 1. **Warm critics**, one per (margin source, critic target, warm-up) the runs use, from the BC policy and its
    rollouts (:func:`embodied_safety.shield.rl.runs.warm_start_critic`, seeded as the stage's ``warm-critic`` task):
    for the default runs the two distilled critics (rubric-search labels, the simulator's exact action values; about
-   30 min each on 2 CPU cores, most of it rendering and scoring the labels' branch frames), saved under
+   30 min each on 2 CPU cores, most of it rendering and scoring the labels' branch frames, more than a lease:
+   ``--critic rubric/policy_mean/distill=DIR`` takes one built elsewhere, e.g. the stage's
+   ``.cache/shield/critic_warm/<key>`` from the same inputs and warm-up), saved under
    ``<out>/critics/<margin>-<target>[-distill]/``;
 2. **Runs**: every run name of ``--runs`` (``shield/rl/runs.py::RUNS``; default the study's: PPO-Lagrangian,
    ``gated_search`` -- ShieldVLA's gate with the rubric margin -- and ``gated_oracle_recovery``, the same gate with
@@ -20,14 +22,17 @@ What it runs, with the library code the ``shield_ppo`` stage runs (no Prefect, M
    ``--budget paper``: Table 14 as is (K = 4, τ = 0.005). Trained by :func:`embodied_safety.shield.rl.ppo.train`
    with the policy, value heads and critic on ``--device`` and the envs, the rubric scorer and replay on the CPU.
    ``--time-budget`` stops each run's training at that many seconds; the run still records the env steps it
-   reached and is evaluated;
+   reached and is evaluated; every 122 iterations, at the last and where a time budget stopped it, the policy is
+   evaluated on 300 validation episodes and the best trained iterate is also read on the test episodes (validated
+   checkpoints, ``shield.rl.select``, as ``make shield-study``);
 3. **Evaluation** as the stage's: the deterministic policy on the held-out seeds ``episode_seed(3000, i)``
    (:func:`embodied_safety.shield.rl.runs.evaluate_conditions`): SR, reach, violation rate, CSC.
 
 After each run ``<out>/results.json`` (per run and seed: steps reached, seconds, device, the evaluation) and
 ``<out>/table.md`` (mean ± std over seeds of SR and CSC per method, the stage's Tables 2/3 layout, the δ sweep as
 Table 7, then one row per run) are rewritten atomically, so a run killed by a timeout leaves the finished rows;
-``<out>/runs/<run>[-delta<δ>]-seed<s>/`` holds each run's training curve, policy and critic, and a re-run with the same settings skips finished runs.
+``<out>/runs/<run>[-delta<δ>]-seed<s>/`` holds each run's training curve, policy and critic, and a re-run with the
+same settings skips finished runs.
 
 Inputs (DVC outputs of ``bc_policy``, ``shield_rollouts`` and ``calibrate``; options ``--bc``, ``--rollouts``,
 ``--calibration``): ``models/shield/bc/dubins``, ``data/shield/rollouts/dubins/rollouts.npz``,
