@@ -128,7 +128,7 @@ class Study:
         return {"ppo": dataclasses.asdict(self.ppo(job.run, job.seed, job.delta)), "device": self.device,
                 "eval": [self.eval_episodes, list(self.conditions)], "time_budget": self.time_budget,
                 "warmup": dict(self.cfg.warmup), "inputs": [str(p) for p in self.inputs.files()],
-                "select": [self.cfg.select_every, self.cfg.select_episodes],
+                "select": [self.cfg.select_every, self.cfg.select_episodes[ENV]],
                 "critic": None if job.critic is None else str(self.critic_dir(job.critic))}
 
 
@@ -188,7 +188,7 @@ def run_job(study: Study, job: Job) -> dict[str, Any]:
     pcfg = study.ppo(job.run, job.seed, job.delta)
     policy = load_policy(study.inputs.bc, device=study.device)
     critic = load_critic(study.critic_dir(job.critic), policy.config) if job.critic is not None else None
-    select = (CheckpointSelector(ENV, policy, study.cfg.select_every, study.cfg.select_episodes, pcfg.iterations)
+    select = (CheckpointSelector(ENV, policy, study.cfg.select_every, study.cfg.select_episodes[ENV], pcfg.iterations)
               if study.cfg.select_every > 0 else None)
     t0 = time.perf_counter()
     res = train(policy, ENV, margin(study, pcfg.margin), pcfg, critic=critic, time_budget=study.time_budget,

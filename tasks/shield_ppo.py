@@ -137,7 +137,7 @@ def run_path(cfg: ShieldPPOConfig, inputs: EnvInputs, run: str, seed: int, delta
             "eval": [cfg.eval_episodes[env], conditions(cfg, run, delta)], "warm": warm.name if warm else None,
             "scorer": scorer_key(env, label_cfg), "inputs": [_file_hash(p) for p in inputs.files()], "code": _code()}
     if cfg.select_every > 0:  # validated checkpoints (the key of a run without them is unchanged)
-        blob["select"] = [cfg.select_every, cfg.select_episodes]
+        blob["select"] = [cfg.select_every, cfg.select_episodes[env]]
     return store / "ppo" / content_key(blob)
 
 
@@ -163,7 +163,7 @@ def train_run(inputs: EnvInputs, run: str, seed: int, delta: float | None, cfg: 
     track = tracking_config(cfg.tracking)
     with mlflow_run(track, f"shield_ppo/{env}/{tag}", {"env": env, "run": run, **dataclasses.asdict(pcfg)}):
         bar = ProgressArtifact(pcfg.iterations, f"PPO iterations {env} {tag}")
-        select = (CheckpointSelector(env, policy, cfg.select_every, cfg.select_episodes, pcfg.iterations)
+        select = (CheckpointSelector(env, policy, cfg.select_every, cfg.select_episodes[env], pcfg.iterations)
                   if cfg.select_every > 0 else None)
 
         def log(m: dict[str, float], it: int) -> None:

@@ -144,7 +144,7 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
     import dataclasses
 
     sel_cfg = dataclasses.replace(ppo_cfg, runs={"dubins": ["ppo_lag", "gated"]}, delta_sweep={}, select_every=1,
-                                  select_episodes=8)
+                                  select_episodes={"dubins": 8})
     sel = sp.shield_ppo(sel_cfg, env="dubins", out_root=d / "ppo_sel", models_root=m / "ppo_sel")
     rows = json.loads((d / "ppo_sel" / "dubins" / "results.json").read_text())["rows"]
     assert len(sorted((tmp_path / "store" / "ppo").glob("*/result.json"))) == len(stored) + 2

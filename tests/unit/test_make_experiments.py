@@ -92,4 +92,4 @@ def test_the_gpu_study_script_plans_make_shield_studys_dubins_runs(tmp_path: Pat
     assert all(ppo_config(cfg, "dubins", j.run, j.seed, j.delta) == ppo_config(make_cfg, "dubins", j.run, j.seed, j.delta)
                for j in todo.jobs)
     assert cfg.warmup == make_cfg.warmup and cfg.eval_episodes["dubins"] == make_cfg.eval_episodes["dubins"]
-    assert (cfg.select_every, cfg.select_episodes) == (make_cfg.select_every, make_cfg.select_episodes) != (0, 300)
+    assert (cfg.select_every, cfg.select_episodes) == (make_cfg.select_every, make_cfg.select_episodes) and cfg.select_every > 0

@@ -31,10 +31,10 @@ class ShieldPPOConfig:
     #: margin's units: a logit for the rubric-search critic, the margin itself for the TD rubric critic)
     sweep_run: str = "gated"
     #: validated checkpoints (``shield.rl.select``): > 0 evaluates every run's deterministic policy every this many
-    #: PPO iterations (and the last) on ``select_episodes`` validation episodes and reports the best trained iterate on
+    #: PPO iterations (and the last) on ``select_episodes[env]`` validation episodes and reports the best trained iterate on
     #: the test episodes beside the final one (0: the final iterate only)
     select_every: int = 0
-    select_episodes: int = 300
+    select_episodes: dict[str, int] = per_env(dubins=300, turtlebot=20, franka=10)
     safety_update: Literal["dpg", "advantage", "mixed", "recovery"] = "mixed"
     #: d1: the critic bootstraps from the policy mean (App. D.1; the current policy's safety value);
     #: selective: from the best of the mean and a grid of candidate actions (App. A's HJ value), so the gate
