@@ -9,7 +9,7 @@ stage's own table function (:func:`embodied_safety.shield.rl.report.table_delta`
 
 Every variant of ``--run`` in the files is one δ: its ``delta`` override, or the run's own δ in ``--params`` when
 it has none. Each seed's final iterate becomes a stage result row (``eval["in"]``: the test episodes; the validation
-episodes are a second table). Written: ``<out>.json`` (the rows' numbers and the steps), ``<out>.png`` (SR and CSC
+episodes are a second table; a third reads each seed's validated checkpoint on the test episodes). Written: ``<out>.json`` (the rows' numbers and the steps), ``<out>.png`` (SR and CSC
 against δ, mean ± std over seeds, test and validation, with ``--baseline``'s final iterate and the start).
 """
 
@@ -21,13 +21,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from checkpoint_curve import choose
 from results_json import write_results
 
 PARTS = {"test": "test episodes (the stage's evaluation set)", "val": "validation episodes"}
 
 
-def sweep_rows(files: list[dict[str, Any]], run: str, own_delta: float, part: str) -> list[dict[str, Any]]:
-    """Stage result rows (``report``'s layout) of every seed's final iterate of ``run``'s variants, on ``part``."""
+def sweep_rows(files: list[dict[str, Any]], run: str, own_delta: float, part: str,
+               validated: bool = False) -> list[dict[str, Any]]:
+    """Stage result rows (``report``'s layout) of every seed's final iterate of ``run``'s variants, on ``part``; with
+    ``validated``, of its validated checkpoint (the best trained iterate on the validation episodes,
+    ``checkpoint_curve.choose``, as the stage's ``select_every``) instead."""
     rows = []
     for data in files:
         for entry in data["runs"].values():
@@ -36,7 +40,8 @@ def sweep_rows(files: list[dict[str, Any]], run: str, own_delta: float, part: st
             delta = float(entry["overrides"].get("delta", own_delta))
             for seed, r in entry["seeds"].items():
                 rows.append({"env": "dubins", "run": run, "seed": int(seed), "delta": delta,
-                             "delta_default": delta == own_delta, "eval": {"in": r["curve"][-1][part]}})
+                             "delta_default": delta == own_delta,
+                             "eval": {"in": (choose(r["curve"], True) if validated else r["curve"][-1])[part]}})
     return rows
 
 
@@ -108,6 +113,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result[part] = {"table": table, "reference": line,
                         "deltas": [{"delta": d, "sr": sr, "csc": csc} for d, sr, csc in rep.delta_rows(rows[part])],
                         "steps": rep.delta_steps(rows[part])}
+    picked = sweep_rows(files, args.run, own, "test", validated=True)
+    table = rep.table_delta(picked)
+    print(f"## validated checkpoints (the best trained iterate on the validation episodes), test episodes\n\n{table}")
+    result["validated"] = {"table": table, "steps": rep.delta_steps(picked),
+                           "deltas": [{"delta": d, "sr": sr, "csc": csc} for d, sr, csc in rep.delta_rows(picked)]}
     write_results(args.out.with_suffix(".json"), result)
     plot(rows, base, files[0]["start"], args.baseline, args.run, args.out.with_suffix(".png"))
     return result
