@@ -105,7 +105,6 @@ def summarise(runs: dict[str, Any], start: dict[str, float], baseline: str | Non
 def plot(summary: dict[str, Any], start: dict[str, float], path: Path) -> None:
     import matplotlib.pyplot as plt
 
-    from embodied_safety.evaluation.plots import save_figure
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for n, s in summary.items():
@@ -113,12 +112,23 @@ def plot(summary: dict[str, Any], start: dict[str, float], path: Path) -> None:
         for ax, k in zip(axes, ("sr", "csc"), strict=True):
             line, = ax.plot(its, [r[f"test_{k}"] for r in s["curve"]], marker="o", label=f"{n} (test)")
             ax.plot(its, [r[f"val_{k}"] for r in s["curve"]], ls=":", color=line.get_color(), label=f"{n} (validation)")
-    for ax, k, name in zip(axes, ("sr", "csc"), ("SR (safe + reach)", "CSC"), strict=True):
+    for ax, k in zip(axes, ("sr", "csc"), strict=True):
         ax.axhline(start[k], color="0.5", lw=1, ls="--", label="start (test)")
-        ax.set_xlabel("PPO iteration")
+    finish_sr_csc(fig, axes, "PPO iteration", "Dubins-VL: the deterministic policy every few PPO iterations, mean over "
+                  "seeds", path, legend=0)
+
+
+def finish_sr_csc(fig: Any, axes: Any, xlabel: str, title: str, path: Path, legend: int) -> None:
+    """Label a (SR, CSC) pair of panels, put the legend on ``axes[legend]``, title, save and close the figure."""
+    import matplotlib.pyplot as plt
+
+    from embodied_safety.evaluation.plots import save_figure
+
+    for ax, name in zip(axes, ("SR (safe + reach)", "CSC"), strict=True):
+        ax.set_xlabel(xlabel)
         ax.set_ylabel(name)
-    axes[0].legend(fontsize=7)
-    fig.suptitle("Dubins-VL: the deterministic policy every few PPO iterations, mean over seeds")
+    axes[legend].legend(fontsize=7)
+    fig.suptitle(title)
     fig.tight_layout()
     save_figure(fig, path, dpi=110)
     plt.close(fig)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from checkpoint_curve import choose
+from checkpoint_curve import choose, finish_sr_csc
 from results_json import write_results
 
 PARTS = {"test": "test episodes (the stage's evaluation set)", "val": "validation episodes"}
@@ -57,7 +57,6 @@ def plot(rows: dict[str, list[dict[str, Any]]], base: dict[str, list[dict[str, f
          baseline: str, run: str, path: Path) -> None:
     import matplotlib.pyplot as plt
 
-    from embodied_safety.evaluation.plots import save_figure
     from embodied_safety.shield.rl import report as rep
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
@@ -71,14 +70,8 @@ def plot(rows: dict[str, list[dict[str, Any]]], base: dict[str, list[dict[str, f
             ax.axhline(np.mean([b[key] for b in base[part]]), color=line[0].get_color(), lw=1, ls="--",
                        label=f"{baseline} final ({part})")
             ax.axhline(start[part][key], color="0.5", lw=1, ls=style, label=f"start ({part})")
-    for ax, name in zip(axes, ("SR (safe + reach)", "CSC"), strict=True):
-        ax.set_xlabel("gate threshold δ (rubric-margin logit)")
-        ax.set_ylabel(name)
-    axes[1].legend(fontsize=7)
-    fig.suptitle("Dubins-VL: the δ sweep's final iterates, mean ± std over seeds (a larger δ flags more samples)")
-    fig.tight_layout()
-    save_figure(fig, path, dpi=110)
-    plt.close(fig)
+    finish_sr_csc(fig, axes, "gate threshold δ (rubric-margin logit)", "Dubins-VL: the δ sweep's final iterates, mean "
+                  "± std over seeds (a larger δ flags more samples)", path, legend=1)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
