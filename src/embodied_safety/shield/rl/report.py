@@ -146,14 +146,18 @@ def sweep_run(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> str:
 
 def delta_rows(rows: Sequence[Mapping[str, Any]], env: str = "dubins") -> list[tuple[float, list[float], list[float]]]:
     """(δ, SRs, CSCs) of the swept run's rows of ``env`` (:func:`sweep_run`, its default δ included), by δ."""
-    by: dict[float, dict[str, list[float]]] = defaultdict(lambda: {"sr": [], "csc": []})
+    by = _sweep_by_seed(rows, env)
+    return [(d, [float(e["sr"]) for e in by[d].values()], [float(e["csc"]) for e in by[d].values()]) for d in sorted(by)]
+
+
+def _sweep_by_seed(rows: Sequence[Mapping[str, Any]], env: str) -> dict[float, dict[int, Mapping[str, Any]]]:
+    """δ -> seed -> the in-distribution evaluation of the swept run's rows of ``env`` (:func:`sweep_run`)."""
     run = sweep_run(rows, env)
+    by: dict[float, dict[int, Mapping[str, Any]]] = defaultdict(dict)
     for r in rows:
-        if r["env"] == env and r["run"] == run:
-            ev = r["eval"]["in"]
-            by[float(r["delta"])]["sr"].append(float(ev["sr"]))
-            by[float(r["delta"])]["csc"].append(float(ev["csc"]))
-    return [(d, by[d]["sr"], by[d]["csc"]) for d in sorted(by)]
+        if r["env"] == env and r["run"] == run and "in" in r["eval"]:
+            by[float(r["delta"])][int(r["seed"])] = r["eval"]["in"]
+    return by
 
 
 def delta_steps(rows: Sequence[Mapping[str, Any]], env: str = "dubins", level: float = 0.95) -> list[dict[str, Any]]:
@@ -161,11 +165,7 @@ def delta_steps(rows: Sequence[Mapping[str, Any]], env: str = "dubins", level: f
     SR at the larger δ minus at the smaller, paired by seed, with the 95 % interval of :func:`paired_interval` (the
     crossed bootstrap over seeds and episodes where every row carries ``per_episode`` outcomes, ``episodes`` = 1; else
     the t interval over seeds)."""
-    run = sweep_run(rows, env)
-    by: dict[float, dict[int, Mapping[str, Any]]] = defaultdict(dict)
-    for r in rows:
-        if r["env"] == env and r["run"] == run and "in" in r["eval"]:
-            by[float(r["delta"])][int(r["seed"])] = r["eval"]["in"]
+    by = _sweep_by_seed(rows, env)
     ds = sorted(by)
     out = []
     for lo, hi in zip(ds, ds[1:], strict=False):
