@@ -269,3 +269,25 @@ def test_recovery_weight_replaces_the_dual_in_the_recovery_step() -> None:
         losses[weight] = res.history[0]["safety_loss"]
     assert losses[0.0] == 0.0 and losses[None] > 0.0 and losses[0.2] > 0.0
     assert losses[0.2] < losses[None]  # a pull weighted 0.2 against β ≈ 3 (the logged term is weight × distance)
+
+
+def test_the_kl_floor_experiment_holds_the_anchor_at_its_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``experiments/kl_floor.py`` (docs/shield_ppo.md, "Stop 52"): the anchor decays linearly as in the stage until
+    it reaches ``floor · kl_start``, then stays there; the training loop is otherwise the stage's."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "kl_floor.py"
+    spec = importlib.util.spec_from_file_location("kl_floor", path)
+    assert spec is not None and spec.loader is not None
+    kl_floor = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kl_floor)
+    cfg = _cfg(method="ppo_lag", rollout_steps=32, total_steps=4 * 4 * 32, kl_start=0.8)
+    plain = train(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg, progress=None).history
+    monkeypatch.setattr(GatedPPO, "update", kl_floor.held_update(0.5, GatedPPO.update))
+    held = train(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg, progress=None).history
+    assert [r["kl_weight"] for r in plain] == pytest.approx([0.8, 0.6, 0.4, 0.2])
+    assert [r["kl_weight"] for r in held] == pytest.approx([0.8, 0.6, 0.4, 0.4])
+    # the same run until the floor bites: the KL to the start measured in the first three updates is the same
+    assert [r["kl_start"] for r in plain[:3]] == [r["kl_start"] for r in held[:3]]
+    assert plain[3]["kl_start"] != held[3]["kl_start"]
