@@ -105,7 +105,6 @@ def summarise(runs: dict[str, Any], start: dict[str, float], baseline: str | Non
 def plot(summary: dict[str, Any], start: dict[str, float], path: Path) -> None:
     import matplotlib.pyplot as plt
 
-
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for n, s in summary.items():
         its = [r["iteration"] for r in s["curve"]]

@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
 from embodied_safety.envs.household.task import HouseholdTask, PlanStep, SafetyCondition
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_script(relpath: str) -> ModuleType:
+    """A script of the repository that is not a package module (``deployments/``, ``experiments/``), imported from
+    its file: ``load_script("deployments/metrics_show.py")``."""
+    path = ROOT / relpath
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 FAN_BDDL = """(define (problem clean_fan)
  (:domain omnigibson)

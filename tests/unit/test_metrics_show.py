@@ -1,17 +1,15 @@
 """``deployments/metrics_show.py``: what ``make demo`` prints at the end, every stage's metrics file."""
 
-import importlib.util
 import json
 from pathlib import Path
+
+from tests.helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("metrics_show", ROOT / "deployments" / "metrics_show.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("deployments/metrics_show.py")
 
 
 def test_foreach_stages_expand_over_a_params_reference(tmp_path, capsys):

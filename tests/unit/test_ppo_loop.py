@@ -274,14 +274,9 @@ def test_recovery_weight_replaces_the_dual_in_the_recovery_step() -> None:
 def test_the_kl_floor_experiment_holds_the_anchor_at_its_floor(monkeypatch: pytest.MonkeyPatch) -> None:
     """``experiments/kl_floor.py`` (docs/shield_ppo.md, "Stop 52"): the anchor decays linearly as in the stage until
     it reaches ``floor · kl_start``, then stays there; the training loop is otherwise the stage's."""
-    import importlib.util
-    from pathlib import Path
+    from tests.helpers import load_script
 
-    path = Path(__file__).resolve().parents[2] / "experiments" / "kl_floor.py"
-    spec = importlib.util.spec_from_file_location("kl_floor", path)
-    assert spec is not None and spec.loader is not None
-    kl_floor = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(kl_floor)
+    kl_floor = load_script("experiments/kl_floor.py")
     cfg = _cfg(method="ppo_lag", rollout_steps=32, total_steps=4 * 4 * 32, kl_start=0.8)
     torch.manual_seed(0)  # the policy's initial weights come from the global generator
     plain = train(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg, progress=None).history

@@ -137,13 +137,9 @@ def test_a_stage_config_module_is_in_its_own_stage_closure_only(declared):
 
 def foreach_items(stage: dict) -> list[str]:
     """A foreach stage's items, a ``${section.key}`` reference resolved as ``deployments/metrics_show.py`` does."""
-    import importlib.util
+    from tests.helpers import ROOT, load_script
 
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("metrics_show", root / "deployments" / "metrics_show.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.foreach_items(stage.get("foreach", []), root / "params.yaml")
+    return load_script("deployments/metrics_show.py").foreach_items(stage.get("foreach", []), ROOT / "params.yaml")
 
 
 def test_every_plot_file_is_a_stage_output(declared):
