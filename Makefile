@@ -40,7 +40,7 @@ export HF_HUB_OFFLINE := 1
 export MUJOCO_GL := egl
 export MPLBACKEND := Agg
 
-.PHONY: setup demo study shield-study shield-ablations temp-exp-shared test test-fast lint bench clean server server-stop vllm vllm-serve
+.PHONY: setup demo study shield-study shield-ablations test test-fast lint bench clean server server-stop vllm vllm-serve
 
 setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
@@ -91,7 +91,9 @@ STUDY := -S 'baselines.splits=[test, ood_objectshift, ood_taskshift]' -S 'safebr
 # ShieldVLA part 1 too (params.yaml): both matrices put it back in every stage.
 SHIELD_ALL_ENVS := $(foreach s,shield_demos bc_policy shield_rollouts rubric_label calibrate,-S '$(s).envs=[dubins, turtlebot, franka]') \
 	-S 'shield_ppo.envs=[dubins, turtlebot, franka]' -S 'shield_ppo.warmup={regress: 200, td: 400, branch_steps: 0, branch_every: 3, distill: 3000}' \
-	-S 'shield_ppo.eval_episodes={dubins: 300, turtlebot: 20, franka: 10}' -S 'shield_ppo.ood=[color, light, all]' -S 'shield_ppo.seeds={dubins: [0, 1, 2], turtlebot: [0], franka: [0]}'
+	-S 'shield_ppo.eval_episodes={dubins: 300, turtlebot: 20, franka: 10}' -S 'shield_ppo.ood=[color, light, all]' -S 'shield_ppo.seeds={dubins: [0, 1, 2], turtlebot: [0], franka: [0]}' \
+	-S 'bc_policy.restarts={dubins: 3, turtlebot: 1, franka: 1}' -S 'bc_policy.dagger_rounds={dubins: 5, turtlebot: 0, franka: 0}' \
+	-S 'bc_policy.select_episodes={dubins: 400, turtlebot: 10, franka: 4}'
 # The study (issue 21): Dubins-VL at Table 14's 1 M steps -- PPO-Lagrangian, gated HJ with the rubric margin
 # (gated_search) and with the ground-truth margin (gated_oracle_recovery, the reference), 3 seeds, and the δ sweep of
 # gated_search (δ in its margin's units, a logit; -0.5 is its own); TurtleBot-Nav / Franka-Reach at their CPU budgets.
@@ -107,22 +109,15 @@ SHIELD_ABLATIONS := $(SHIELD_ALL_ENVS) -S 'shield_ppo.scale=study' \
 	-S 'shield_ppo.runs={dubins: [ppo, ppo_lag, gated, gated_gt, gated_oracle, gated_oracle_recovery, gated_search, gated_binary, penalty, gated_dpg, gated_advantage], turtlebot: [ppo, ppo_lag, gated, gated_binary, penalty], franka: [ppo, ppo_lag, gated, gated_binary, penalty]}' \
 	-S '++shield_ppo.delta_sweep={dubins: [0.0, 0.1, 0.2, 0.4]}'
 
-# A `--temp` experiment runs in .dvc/tmp/exps/standalone/<tmp>/, where the sibling `../shared` (agentbench_eval's
-# data_dir, a dependency outside the repository) would resolve to .dvc/tmp/exps/standalone/shared: link it there.
-TEMP_EXP_SHARED := .dvc/tmp/exps/standalone/shared
-
-temp-exp-shared:
-	@mkdir -p $(dir $(TEMP_EXP_SHARED)) && if [ -d ../shared ]; then ln -sfn "$(abspath ../shared)" $(TEMP_EXP_SHARED); fi
-
-shield-study: setup temp-exp-shared  ## ShieldVLA's study as a DVC experiment: Dubins-VL at 1 M steps, 3 seeds, δ sweep (~9 h on 2 cores)
+shield-study: setup  ## ShieldVLA's study as a DVC experiment: Dubins-VL at 1 M steps, 3 seeds, δ sweep (~9 h on 2 cores)
 	dvc exp run --temp -n shield-study $(SHIELD_STUDY) shield_ppo report
 	dvc exp show --no-pager --only-changed
 
-shield-ablations: setup temp-exp-shared  ## ShieldVLA's ablation matrix at the CPU budget as a DVC experiment (~2 h on 2 cores)
+shield-ablations: setup  ## ShieldVLA's ablation matrix at the CPU budget as a DVC experiment (~2 h on 2 cores)
 	dvc exp run --temp -n shield-ablations $(SHIELD_ABLATIONS) shield_ppo report
 	dvc exp show --no-pager --only-changed
 
-study: setup temp-exp-shared  ## the full SafeBranch study as a DVC experiment (3 seeds x 8 variants, lr sweeps)
+study: setup  ## the full SafeBranch study as a DVC experiment (3 seeds x 8 variants, lr sweeps)
 	dvc exp run --temp -n safebranch-study $(STUDY)
 	dvc exp show --no-pager --only-changed
 

@@ -32,6 +32,9 @@ from typing import Any
 from uuid import UUID
 
 PARENT_FLOW = "PIPELINE_PARENT_FLOW_RUN_ID"
+#: every stage's command runs its module through this script (the interpreter of the project's .venv, whatever PATH
+#: says; deployments/run-stage)
+RUN_STAGE = "deployments/run-stage"
 PARENT_TASK = "PIPELINE_PARENT_TASK_RUN_ID"
 
 
@@ -166,7 +169,8 @@ class Stage:
     # ------------------------------------------------------------------ declaration -> DVC
     @property
     def cmd(self) -> str:
-        return " ".join(["python -m", self.module, *([self.cmd_args] if self.cmd_args else [])])
+        """``deployments/run-stage <module>``: ``python -m <module>`` with the project's interpreter, not PATH's."""
+        return " ".join([RUN_STAGE, self.module, *([self.cmd_args] if self.cmd_args else [])])
 
     @property
     def param_keys(self) -> tuple[str, ...]:

@@ -113,7 +113,7 @@ def _run(stage: Stage, cfg: AgentBenchEvalConfig, args: argparse.Namespace, kwar
 
 
 STAGE = Stage("agentbench_eval", agentbench_eval, config=AgentBenchEvalConfig, call=_run,
-              inputs={"data_dir": "../shared/data/safeagentbench", "smollm2": "models/smollm2"},
+              inputs={"data_dir": "data/safeagentbench", "smollm2": "models/smollm2"},
               outs=(str(OUT),), metrics=str(METRICS),
               plots=tuple(Plot(f"{OUT}/{n}.png", "bars", y_label="rate") for n in ("unsafe_by_hazard_rejection_rate", "unsafe_by_hazard_risk_rate_semantic",
                                                       "abstract_risk_by_level", "long_horizon_labels")),

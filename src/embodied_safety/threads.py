@@ -13,9 +13,12 @@ from __future__ import annotations
 import os
 import sys
 
-#: intra-op threads of every pipeline stage when OMP_NUM_THREADS is unset (the committed dvc.lock was made with 2:
-#: torch's float sums depend on the thread count, so a stage's outputs are byte-identical only at the same count)
-STAGE_THREADS = 2
+#: intra-op threads of every pipeline stage when OMP_NUM_THREADS is unset. One: the pipeline's models are small
+#: (a 0.4 M-parameter actor, a small CNN policy) and keep a second thread mostly waiting, so `make demo` runs the DAG's
+#: independent parts side by side, one single-thread lane per core (deployments/parallel_repro.py). torch's float sums
+#: depend on the thread count, so a stage's outputs are byte-identical only at the same count: the committed dvc.lock
+#: is made with this one.
+STAGE_THREADS = 1
 
 
 #: the CPU kernel family of every stage. torch dispatches to AVX-512 kernels where the CPU has them and to AVX2 ones

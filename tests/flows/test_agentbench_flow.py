@@ -13,7 +13,7 @@ import yaml
 
 from tests.conftest import ROOT
 
-SHARED = ROOT.parent / "shared" / "data" / "safeagentbench"
+SHARED = ROOT / "data" / "safeagentbench"  # the rows the repository ships
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not SHARED.is_dir(), reason="shared SafeAgentBench data not present")]
 FILES = ("safe_detailed_1009.jsonl", "unsafe_detailed_1009.jsonl", "abstract_1009.jsonl", "long_horizon_1009.jsonl")
 

@@ -29,7 +29,7 @@ from embodied_safety.envs.agentbench.objects import TYPES
 from embodied_safety.envs.agentbench.world import AgentBenchWorld
 from tests.conftest import ROOT
 
-SHARED = ROOT.parent / "shared" / "data" / "safeagentbench"
+SHARED = ROOT / "data" / "safeagentbench"  # the rows the repository ships
 needs_data = pytest.mark.skipif(not SHARED.is_dir(), reason="shared SafeAgentBench data not present")
 
 

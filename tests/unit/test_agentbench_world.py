@@ -23,7 +23,7 @@ from embodied_safety.envs.agentbench.scenes import room_type, scene_objects
 from embodied_safety.envs.agentbench.world import AgentBenchWorld, StepResult
 from tests.conftest import ROOT
 
-DATA = ROOT.parent / "shared" / "data" / "safeagentbench"
+DATA = ROOT / "data" / "safeagentbench"  # the rows the repository ships
 
 
 # ---------------------------------------------------------------------------------------------- parsing

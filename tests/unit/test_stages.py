@@ -26,7 +26,8 @@ def test_committed_dvc_yaml_is_the_generated_one(declared):
 def test_every_stage_is_declared_once_with_its_command(declared):
     assert [s.name for s in declared] == STAGE_NAMES
     for s in declared:
-        expected = {"shield_ppo": "python -m flows.shield_ppo --env ${item}"}.get(s.name, f"python -m flows.{s.name}")
+        expected = {"shield_ppo": "deployments/run-stage flows.shield_ppo --env ${item}"}.get(
+            s.name, f"deployments/run-stage flows.{s.name}")
         assert s.cmd == expected
 
 

@@ -17,7 +17,7 @@ class AgentBenchEvalConfig(ShardRunnerConfig):
     the planner it wraps); ``actor`` (llm / react: ActorConfig fields, e.g. an OpenAI-compatible endpoint);
     ``max_rows`` (a deterministic spread of that many rows per task type; 0 = all)."""
 
-    data_dir: str = "../shared/data/safeagentbench"  # a folder holding the four upstream files (full or partial)
+    data_dir: str = "data/safeagentbench"  # a folder holding the four upstream files (full or partial)
     planners: tuple[str, ...] = ("reference", "guard")
     planner_specs: dict[str, dict[str, Any]] = dataclasses.field(default_factory=lambda: {
         "reference": {"kind": "reference"}, "guard": {"kind": "guard", "inner": "reference"}})
