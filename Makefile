@@ -40,7 +40,7 @@ export HF_HUB_OFFLINE := 1
 export MUJOCO_GL := egl
 export MPLBACKEND := Agg
 
-.PHONY: setup demo study shield-study shield-ablations test test-fast lint bench clean server server-stop vllm vllm-serve
+.PHONY: setup demo verify study shield-study shield-ablations test test-fast lint bench clean server server-stop vllm vllm-serve
 
 setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
@@ -116,6 +116,13 @@ shield-study: setup  ## ShieldVLA's study as a DVC experiment: Dubins-VL at 1 M 
 shield-ablations: setup  ## ShieldVLA's ablation matrix at the CPU budget as a DVC experiment (~2 h on 2 cores)
 	dvc exp run --temp -n shield-ablations $(SHIELD_ABLATIONS) shield_ppo report
 	dvc exp show --no-pager --only-changed
+
+# ATOL / RTOL: the tolerance of a number (|run - committed| <= ATOL + RTOL * |committed|); REV: the committed side
+ATOL ?= 0.05
+RTOL ?= 0.1
+REV ?= HEAD
+verify: setup  ## compare every metrics file of this workspace's run with the committed one (another CPU: float bits differ)
+	python deployments/verify_metrics.py --rev $(REV) --atol $(ATOL) --rtol $(RTOL)
 
 study: setup  ## the full SafeBranch study as a DVC experiment (3 seeds x 8 variants, lr sweeps)
 	dvc exp run --temp -n safebranch-study $(STUDY)

@@ -193,8 +193,8 @@ class Stage:
         entry["outs"] = [o if isinstance(o, str) else
                          {o.path: {**({"persist": True} if o.persist else {}), **({} if o.cache else {"cache": False})}}
                          for o in self.outs]
-        if self.metrics:
-            entry["metrics"] = [self.metrics]
+        if self.metrics:  # kept in git (DVC's convention for small metrics): main shows the numbers its dvc.lock stands for
+            entry["metrics"] = [{self.metrics: {"cache": False}}]
         if not self.foreach:
             return entry
         return {"foreach": self.foreach if isinstance(self.foreach, str) else list(self.foreach), "do": entry}

@@ -141,7 +141,7 @@ def mlflow_run(cfg: TrackingConfig, run_name: str, params: dict[str, Any] | None
     from embodied_safety.manifest import cpu_model, git_sha
 
     # provenance lives in the run, not in the stages' hashed outputs (manifests carry the code key instead); the CPU
-    # model because trained outputs differ between CPU families (an Intel and an AMD lock, stop 43)
+    # model because trained outputs differ between CPU families (an Intel and an AMD lock differ)
     with mlflow.start_run(run_name=run_name, log_system_metrics=system_metrics,
                           tags={"git_commit": git_sha() or "unknown", "cpu_model": cpu_model()}) as run:
         if params:

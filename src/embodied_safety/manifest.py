@@ -33,7 +33,7 @@ def git_sha() -> str | None:
 
 def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo``, else :func:`platform.processor`), for MLflow tags: trained outputs
-    differ between CPU families even with the same code, threads and kernel pins (docs/operations.md, stop 43)."""
+    differ between CPU families even with the same code, threads and kernel pins (docs/operations.md)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):

@@ -22,8 +22,9 @@ STAGE_THREADS = 1
 
 
 #: the CPU kernel family of every stage. torch dispatches to AVX-512 kernels where the CPU has them and to AVX2 ones
-#: elsewhere, and the two round differently: a lock made on one x86 machine was not reproducible on another (stop 34:
-#: on an AVX-512 machine every trained output differed from the committed lock, identical code and thread count).
+#: elsewhere, and the two round differently: a lock made on one x86 machine is not reproducible on another
+#: (measured: on an AVX-512 machine every trained output differed from the committed lock, identical code and
+#: thread count).
 #: AVX2 is the common denominator of the x86 machines we run on. Read lazily by torch (ATen at its first kernel
 #: dispatch, oneDNN and MKL at their first call), so they take effect when set before the stage computes anything.
 CPU_KERNELS = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "AVX2"}

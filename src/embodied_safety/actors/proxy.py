@@ -2,7 +2,7 @@
 
 The embedded bootstrap actor has no pretraining: an object category it never wrote in training (95 of the 96
 OOD-TaskShift tasks hold one) has an untrained embedding, and the actor fills that slot with a seen object
-(docs/training.md, "Stop 36"). A pretrained LLM knows that an apple pie is a food like a burrito. This wrapper gives
+(docs/training.md). A pretrained LLM knows that an apple pie is a food like a burrito. This wrapper gives
 the small actor that one piece of knowledge from the environment's own catalog: before generation, each object
 category of the prompt whose word the actor never wrote in a completion is replaced, in every form
 (``apple_pie.n.01_1``, ``apple_pie``, ``apple pie``), by a *trained* category with exactly the same catalog

@@ -8,7 +8,7 @@ and flagged ``below_floor``. ``sr_floor=None`` is the plain (SSR, SR) order of t
 Checkpoints along one training run (:func:`not_worse`, used by ``train.common.Selector``) are compared with their
 dev-split noise: a later checkpoint whose per-task outcomes are not significantly worse than the best one's
 (one-sided exact McNemar test on the tasks where the two differ, ``ALPHA``) is a tie, and ties go to the later
-checkpoint, the one further along the learning-rate schedule. Measured (docs/training.md, "Stop 30"): on 41 dev
+checkpoint, the one further along the learning-rate schedule. Measured (docs/training.md): on 41 dev
 tasks the checkpoints of the last third of an SFT run differ by one or two tasks while test SR still rises to the
 end, so "strictly better on dev" picked an earlier, worse checkpoint (test SR 0.583 against 0.681 at the end).
 """

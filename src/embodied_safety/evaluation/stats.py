@@ -76,7 +76,7 @@ def crossed_bootstrap(diff: Sequence[Sequence[float]], n: int = 4000, seed: int 
     replacement, independently (the "pigeonhole" bootstrap for crossed designs, Owen 2007; mildly conservative).
 
     A t interval over seeds alone treats the evaluation episodes as fixed: with 100 shared episodes the same ten
-    policies read SR − start +0.04 on one episode set and −0.04 on another (docs/shield_ppo.md, "Stop 47"). With one
+    policies read SR − start +0.04 on one episode set and −0.04 on another (docs/shield_ppo.md). With one
     seed only the episodes are resampled (the interval then says nothing about training seeds)."""
     import numpy as np
 

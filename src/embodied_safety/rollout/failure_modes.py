@@ -1,10 +1,10 @@
-"""How an actor's episodes fail: repeat loops, missing ``DONE()``, the rest (docs/training.md, "Stop 29").
+"""How an actor's episodes fail: repeat loops, missing ``DONE()``, the rest (docs/training.md).
 
 SR alone does not say why a fine-tuned actor loses tasks its base solved. This counts, over the failed episodes of
 a critic-free evaluation (:func:`.actor_eval.evaluate_actor`, the stage's evaluator), those that emit one action
 ``repeat`` times in a row (a loop that runs to the step limit) and those that never say ``DONE()``. With ``--lost``
 it also lists, per later model, the tasks the first model solves and it fails, with both action sequences
-(docs/training.md, "Stop 35").
+(docs/training.md).
 
     python -m embodied_safety.rollout.failure_modes --split data/household/splits/test \\
         models/bootstrap_actor/model models/safebranch/seed0/sft-sft-lr0.001

@@ -46,8 +46,8 @@ class ShardSpec:
         """The shard's own RNG seed, so its trajectory does not depend on its chunk-mates. It comes from what is
         sampled (task, split, temperature, stage seed), not from the rest of the key: a change of code, actor or
         settings re-runs the shard (new id) with the same random numbers, so a change that does not alter
-        behaviour reproduces the same trajectory, and two actors are compared on common random numbers. (It was
-        the id until 2026-12-03: every code change re-drew every T > 0 trajectory.)"""
+        behaviour reproduces the same trajectory, and two actors are compared on common random numbers. (Seeding
+        from the id instead would re-draw every T > 0 trajectory at every code change.)"""
         blob = json.dumps([self.task, self.split, self.temperature, self.seed])
         return int(hashlib.sha256(blob.encode()).hexdigest()[:15], 16)
 

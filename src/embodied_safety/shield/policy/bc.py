@@ -306,7 +306,7 @@ def train_bc(policy: GaussianPolicy, demos: DemoSet, epochs: int = 20, batch_siz
         raise ValueError("symmetry d4 negates actions: the action bounds must be symmetric")
     sym_gen = torch.Generator().manual_seed(seed + 7919)  # its own stream: the shifts do not change with it
     # foreach: one multi-tensor update; on CPU torch defaults to a Python loop over the tensors. Two Dubins-VL BC epochs
-    # on 2 cores: 7.6 s -> 6.9 s, the same weights to the last bit (stop 35)
+    # on 2 cores: 7.6 s -> 6.9 s, the same weights to the last bit
     opt = torch.optim.Adam(list(policy.parameters()), lr=lr, weight_decay=weight_decay, foreach=True)
     if select_by != "nll" and eval_fn is None:
         select_by = "nll"  # nothing to rank by SR

@@ -3,10 +3,10 @@
 The policy's :class:`~.visuomotor.ImageEncoder` (Nature-DQN: strided convolutions, then a fully connected layer over
 the *flattened* map) must learn a small pattern — Dubins-VL's 2 × 4 px heading tick — separately at every place in
 the frame; on a rollout the heading is a function of the place, so it learns the place and reads the heading to about
-0.3 rad on new episodes (docs/shield_ppo.md, "Stop 40"). Here each channel of the last convolution becomes the
+0.3 rad on new episodes (docs/shield_ppo.md). Here each channel of the last convolution becomes the
 expected (x, y) of its softmax over positions — a keypoint, computed by the same weights wherever the car is — plus
 the channel's global maximum. Trained from scratch on the same frames it reads the heading on held-out episodes to
-0.04 rad (``experiments/encoder_readout.py``, "Stop 41"). Not yet wired into a stage: the BC policy with it starts
+0.04 rad (``experiments/encoder_readout.py``). Not yet wired into a stage: the BC policy with it starts
 worse at the stage's BC budget (SR 0.19 vs 0.325, one seed); the critic is where it is measured.
 """
 

@@ -9,7 +9,7 @@ Restarts (:func:`fit_restarts`, ``restarts[env]`` > 1): the recipe is run from `
 (``seed``, ``seed + 1``, …: the initial weights, the minibatch order, the DAgger episodes) and the same rule that
 picks a checkpoint within a run picks one run among them, on the *same* selection episodes; every restart is also
 evaluated on the same held-out episodes, so the start's spread over training seeds is reported beside the one kept
-(docs/shield_policy.md, "Stop 47": one BC seed of four was the worst start, 0.265 against 0.366 ± 0.088).
+(one BC seed of four was the worst start, 0.265 against 0.366 ± 0.088; docs/shield_policy.md).
 
 Episode seeds (all ``episode_seed(seed + base, i)`` with the config's ``seed``, disjoint from the demos' base ``seed``
 and the rollouts' ``2``): ``EVAL_BASE`` = the held-out evaluation reported in the metrics (never used to choose

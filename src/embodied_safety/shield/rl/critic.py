@@ -151,7 +151,7 @@ class CriticConfig:
     candidates: int = 9  # grid points per action dimension for ``target: best`` (and the recovery action)
     #: the critic's image encoder: ``policy`` = App. D.1, a copy of the policy's (Nature-DQN) encoder; ``keypoints``
     #: = a fresh :class:`~embodied_safety.shield.policy.keypoints.KeypointImageEncoder` beside a copy of the policy's
-    #: instruction encoder (Dubins-VL: the policy's encoder does not read the heading on new episodes, "Stop 41")
+    #: instruction encoder (Dubins-VL: the policy's encoder does not read the heading on new episodes)
     encoder: Literal["policy", "keypoints"] = "policy"
     #: weight of the warm-up's auxiliary pose regression (:mod:`.state_aux`; Dubins-VL, whose frames' states are
     #: replayed); 0 = off

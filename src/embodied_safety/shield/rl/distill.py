@@ -1,15 +1,15 @@
 """The oracle reference critic on Dubins-VL: ``Q_s`` regressed onto the simulator's HJ action values (issue 21).
 
 The offline gate check asks the warm critic to rank the two full turns as the simulator does on the start policy's
-near-obstacle frames. No critic trained by Eq. (4)'s TD from a margin has passed it ("Stop 39"-"Stop 42" in
-docs/shield_ppo.md); the same critic regressed straight onto exact labels — the simulator's
-:func:`.viability.action_values` of the critic's candidate grid — with the keypoint encoder and the pose regression
-reached 0.81 ± 0.03 on held-out frames ("Stop 41"). That regression is this warm-up, so the study has a gated run
-whose critic *is* right on the start policy's frames (``gated_oracle`` in :data:`.runs.RUNS`): the upper reference
-that says what the gate does with a correct critic, beside ``gated_gt`` (the same TD recipe as ShieldVLA's, on the
-simulator's margin). It reads the simulator's state of every frame, so it is a reference, never a method.
+near-obstacle frames. No critic trained by Eq. (4)'s TD from a margin has passed it (docs/shield_ppo.md); the same
+critic regressed straight onto exact labels — the simulator's :func:`.viability.action_values` of the critic's
+candidate grid — with the keypoint encoder and the pose regression reached 0.81 ± 0.03 on held-out frames. That
+regression is this warm-up, so the study has a gated run whose critic *is* right on the start policy's frames
+(``gated_oracle`` in :data:`.runs.RUNS`): the upper reference that says what the gate does with a correct critic,
+beside ``gated_gt`` (the same TD recipe as ShieldVLA's, on the simulator's margin). It reads the simulator's state
+of every frame, so it is a reference, never a method.
 
-**The rubric-search critic** (``gated_search``, stop 49) is the same regression with ShieldVLA's own signal in the
+**The rubric-search critic** (``gated_search``) is the same regression with ShieldVLA's own signal in the
 labels: the search runs in the simulator (its dynamics, the workspace's edge, the goal) but every margin along it is
 the *rubric* margin of the frame the branch state renders (:func:`.viability.rendered_margin`: the rubric scorer and
 its Platt scalars), read at each segment's end, :data:`RUBRIC_SEARCH`'s shorter tree, on :data:`RUBRIC_COLUMNS`
@@ -36,7 +36,8 @@ import torch
 LOG_EVERY = 50
 #: the rubric labels' search (:func:`.viability.action_values`'s keywords): three 0.5 s segments after the action
 #: (1.6 s), the rubric margin read at each segment's end. On the demo start's near-obstacle frames these labels rank
-#: the full turns as the exact HJ values do on 0.82 of the frames (depth 4: 0.92 on 300, at 3× the frames; docs/shield_ppo.md "Stop 49")
+#: the full turns as the exact HJ values do on 0.82 of the frames (depth 4: 0.92 on 300, at 3× the frames;
+#: docs/shield_ppo.md)
 RUBRIC_SEARCH = {"depth": 3, "check_every": 5}
 #: grid actions labelled per state by the rubric search (random, without replacement; the others are not trained on)
 RUBRIC_COLUMNS = 3

@@ -1,4 +1,4 @@
-"""How often a Dubins-VL policy leaves the workspace (docs/shield_ppo.md, "Stop 28").
+"""How often a Dubins-VL policy leaves the workspace (docs/shield_ppo.md).
 
 An episode that neither reached the goal nor ran to the time limit ended by leaving ``[-1, 1]²``: the env ends
 episodes early for no other reason. The stage's evaluator (:func:`.runs.evaluate_conditions`) reports SR, reach,

@@ -8,9 +8,9 @@ Two questions, on Dubins-VL, against the simulator:
    max over next actions) flags only frames no continuation recovers from. Leaving Dubins-VL's workspace is a
    failure to the critic (``PPOConfig.exit_is_failure``), so the reference counts it: with the frames' states
    (:mod:`.viability`), ``Q ≤ 0`` is compared with the *unrecoverable* rate (unsafe now, or no escape manoeuvre
-   avoids both the unsafe zones and the edge); without them, with the unsafe-frame rate (obstacle only, the
-   check before stop 37). Since every fixed point has ``Q ≤ ℓ``, a perfect critic also flags the frames with
-   ``0 ≤ ℓ ≤ δ``: the flagged fraction at δ is compared with that floor (joined with the unrecoverable frames).
+   avoids both the unsafe zones and the edge); without them, with the unsafe-frame rate (obstacle only). Since
+   every fixed point has ``Q ≤ ℓ``, a perfect critic also flags the frames with ``0 ≤ ℓ ≤ δ``: the flagged
+   fraction at δ is compared with that floor (joined with the unrecoverable frames).
 2. **Does the critic know the safer action?** On states 0.31–0.65 from the obstacle's edge with random
    headings, the simulator's HJ action values (:func:`.viability.action_values`: a full turn for one control step,
    then the best bang-straight-bang continuation, exits counted) rank the two full turns; where they differ by
@@ -93,7 +93,7 @@ def turn_agreement(critic: Any, policy: Any, obs: Literal["image", "state"] = "i
       action, then the best bang-straight-bang continuation): whether the critic ranks the two full turns as they
       do, ``sign(Q(o, +U) − Q(o, −U))``, where they differ by more than ``min_gap`` (``hj_turn_agreement``, the
       verdict's number), and how often they agree with the probe (``hj_probe_agreement``): the probe's ceiling
-      for a critic that learned the HJ value exactly (docs/shield_ppo.md, "Stop 39")."""
+      for a critic that learned the HJ value exactly (docs/shield_ppo.md)."""
     from ...envs.control.dubins import U_MAX
     from .viability import action_values
 

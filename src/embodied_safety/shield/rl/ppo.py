@@ -69,10 +69,10 @@ class PPOConfig:
     safety_update: Literal["dpg", "advantage", "mixed", "recovery"] = "dpg"
     #: ``recovery``'s a*: ``best`` = the candidate with the highest Q_s (the issue's wording); ``nearest_safe`` = the
     #: candidate nearest the policy mean among those with Q_s > δ (a least-restrictive safety filter's correction;
-    #: the best one where none clears δ). Stop 48: the oracle critic's ``best`` target costs SR (docs/shield_ppo.md)
+    #: the best one where none clears δ). With the oracle critic the ``best`` target costs SR (docs/shield_ppo.md)
     recovery_target: Literal["best", "nearest_safe"] = "best"
-    #: ``recovery``'s weight; None: β, the cost dual. Stop 48: with the oracle critic a fixed 0.2 kept the start's SR
-    #: where β (2.5-3) lost 0.03-0.12 of it (docs/shield_ppo.md)
+    #: ``recovery``'s weight; None: β, the cost dual. With the oracle critic a fixed 0.2 keeps the start's SR
+    #: where β (2.5-3) loses 0.03-0.12 of it (docs/shield_ppo.md)
     recovery_weight: float | None = None
     #: what the policy and critic see: ``image`` (frame + instruction) or ``state`` (Dubins-VL's 7-D state, the
     #: state-based control of :mod:`.state_control`)
@@ -109,13 +109,13 @@ class PPOConfig:
     #: with ``exit_is_failure``, the training cost of an exit per step it cut off: 1 = every step cut off counts as a
     #: violating step (the env's reward penalty); a rate such as the start's unsafe-step rate prices an exit at what
     #: the steps it cut off would have cost on average, so the cost signal is about obstacles, not about staying
-    #: on the map (docs/shield_ppo.md, "Stop 46"). The critic's margin cap is the same either way
+    #: on the map (docs/shield_ppo.md). The critic's margin cap is the same either way
     exit_price: float = 1.0
     #: the episode cost c̄ the dual variable ascends on (Eq. 7): ``train`` = the training cost, an exit priced at the
     #: steps it cut off (leaving the workspace is entering the failure set, so the start's exits violate the budget
     #: and β / λ climb to their caps on Dubins-VL: c̄ ≈ 50-60 against c_max = 3); ``margin`` = the steps whose
     #: reached margin is below zero only (obstacle cost; the duals then settle near β 5-6, λ 3). Ten seeds of each
-    #: at the demo budget: no difference in SR or CSC (docs/shield_ppo.md, "Stop 44")
+    #: at the demo budget: no difference in SR or CSC (docs/shield_ppo.md)
     dual_cost: Literal["margin", "train"] = "train"
     #: Algorithm 1 lines 4-5: the critic's K TD steps on its replay every iteration; False keeps the warm critic as
     #: it was warmed (the oracle reference: TD with the policy-mean target would pull it back to the current

@@ -45,7 +45,7 @@ ENV_NAMES = {"dubins": "Dubins-VL", "turtlebot": "TurtleBot-Nav", "franka": "Fra
 
 def _stats(values: Sequence[float]) -> tuple[float, float]:
     """Mean and the sample standard deviation over seeds (``ddof=1``; 0 for one seed): the spread a new seed would
-    show, as the intervals and the experiments report it (the population std, used until stop 48, understated it by
+    show, as the intervals and the experiments report it (the population std would understate it by
     √(n/(n−1)): 1.22× at three seeds)."""
     a = np.asarray(values, dtype=np.float64)
     return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
@@ -245,8 +245,8 @@ def seed_values(rows: Iterable[Mapping[str, Any]], run: str, condition: str = "i
 
 
 def episode_values(rows: Iterable[Mapping[str, Any]], run: str, condition: str = "in") -> dict[int, dict[str, list[float]]]:
-    """seed -> the per-episode ``{"sr", "cost"}`` of one run's default-δ rows (rows evaluated before stop 47 have
-    none and are left out)."""
+    """seed -> the per-episode ``{"sr", "cost"}`` of one run's default-δ rows (rows evaluated without per-episode
+    values are left out)."""
     return {int(r["seed"]): r["eval"][condition]["per_episode"] for r in rows
             if r["run"] == run and r.get("delta_default", True) and "per_episode" in r["eval"].get(condition, {})}
 

@@ -38,8 +38,8 @@ RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
 }
 #: run name -> its critic's defaults (``critic_*`` keys of the env override them): ``gated_oracle``'s critic is the
 #: oracle reference, distilled from the simulator's action values (:mod:`.distill`) with the keypoint encoder and the
-#: pose regression on 30 k jittered states, the recipe that ranked the turns on held-out frames (docs/shield_ppo.md,
-#: "Stop 41")
+#: pose regression on 30 k jittered states, the recipe that ranked the turns on held-out frames
+#: (docs/shield_ppo.md)
 _ORACLE_CRITIC = {"warmup": "distill", "encoder": "keypoints", "pose_aux": 1.0, "pose_aux_states": 30000}
 #: ``gated_search``'s critic: the same recipe distilled from the rubric search's labels (the rubric margin of the frames
 #: the simulator's branches render, :mod:`.distill`), on 10 k jittered states (each label renders ~40 frames)
@@ -48,14 +48,14 @@ RUN_CRITIC: dict[str, dict[str, Any]] = {"gated_oracle": _ORACLE_CRITIC, "gated_
 #: run name -> its PPOConfig settings, over the env's Table 14 row (``hyper``) and under its CPU overrides (``cpu``):
 #: the oracle reference keeps its distilled values
 #: through training (no online TD: the policy-mean bootstrap would pull it back to the current policy's safety value,
-#: docs/shield_ppo.md "Stop 44")
+#: docs/shield_ppo.md)
 RUN_PPO: dict[str, dict[str, Any]] = {
     "gated_oracle": {"online_td": False},
     # the oracle with the recovery step at a light fixed pull: the run that kept the start's SR and cut CSC below
-    # PPO-Lagrangian's at the demo budget over 10 seeds (docs/shield_ppo.md, "Stop 48")
+    # PPO-Lagrangian's at the demo budget over 10 seeds (docs/shield_ppo.md)
     "gated_oracle_recovery": {"online_td": False, "recovery_weight": 0.2},
     # the same gate with ShieldVLA's own signal in the critic; δ in the rubric margin's units (a logit), chosen on
-    # validation episodes from the sweep 0.2 / 0 / −0.5 / −1 over 10 seeds (docs/shield_ppo.md, "Stop 49")
+    # validation episodes from the sweep 0.2 / 0 / −0.5 / −1 over 10 seeds (docs/shield_ppo.md)
     "gated_search": {"online_td": False, "recovery_weight": 0.2, "delta": -0.5},
 }
 #: ``shield_ppo.gate`` -> the critic's bootstrap (``CriticConfig.target``)

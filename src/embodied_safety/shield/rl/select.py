@@ -1,8 +1,8 @@
-"""Validated checkpoints: the iterate of a PPO run chosen on validation episodes (docs/shield_ppo.md, "Stop 51").
+"""Validated checkpoints: the iterate of a PPO run chosen on validation episodes (docs/shield_ppo.md).
 
 The stage reports each run's final iterate. At Table 14's 1 M steps that reading depends on when a run is stopped:
 PPO-Lagrangian tracks ShieldVLA to iteration ~730 and then loses success and doubles its cost (its λ climbs
-uncapped, "Stop 50"), so the final iterates compare a collapsed baseline. With ``shield_ppo.select_every`` > 0 the
+uncapped), so the final iterates compare a collapsed baseline. With ``shield_ppo.select_every`` > 0 the
 stage also evaluates the deterministic policy every that many iterations (and the last) on *validation* episodes
 (``episode_seed(VAL_BASE, i)``, disjoint from the test episodes the tables read), keeps the best trained iterate
 (:func:`selection_key`: validation SR, then lower validation CSC, then the later one) and evaluates it on the test

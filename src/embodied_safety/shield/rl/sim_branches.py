@@ -1,4 +1,4 @@
-"""Simulator branches for the Dubins-VL critic's warm-up replay (issue 21; docs/shield_ppo.md, "Stop 40").
+"""Simulator branches for the Dubins-VL critic's warm-up replay (issue 21; docs/shield_ppo.md).
 
 The BC rollouts show the critic what the start policy did, not what the other turns would have done: an HJ
 target (a max over next actions, ``critic.target = "best"``) then backs up values of actions the replay never

@@ -1,8 +1,8 @@
 """The critic's auxiliary state regression on Dubins-VL: its encoder learns to read the car's pose (issue 21).
 
-The turn half of the offline gate check needs the car's heading to a few degrees (docs/shield_ppo.md, "Stop 40");
+The turn half of the offline gate check needs the car's heading to a few degrees (docs/shield_ppo.md);
 an encoder trained only on Q targets — mostly the margin — does not find the 2 × 4 px heading tick, and one that
-reads it from the policy's Nature-DQN features learns it per place and per scene ("Stop 41"). During the warm-up
+reads it from the policy's Nature-DQN features learns it per place and per scene. During the warm-up
 the simulator's state of every replay frame is known (:func:`.viability.frame_states`), so the critic's encoder is
 also trained to regress ``(cos θ, sin θ, x, y)`` through a small head of its own, on the replay batch's frames and on
 a batch of *jittered* states — training states with the position and heading perturbed, rendered by the env's own
