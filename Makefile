@@ -80,42 +80,18 @@ vllm-serve: vllm  ## serve MODEL (an actor dir, or smollm2) with vLLM on http://
 demo: setup  ## run the whole pipeline with DVC (stages run as Prefect flows), then show metrics
 	deployments/demo.sh
 
-# The full SafeBranch study (Tables 2 / 13 / 16 and the sweep): 3 seeds, every variant, 3 learning rates per sweep key. A DVC experiment in a temporary copy: the workspace keeps the default run; `dvc exp show` compares,
-# `dvc exp apply safebranch-study` brings its outputs in. About an hour on 2 cores.
-STUDY := -S 'baselines.splits=[test, ood_objectshift, ood_taskshift]' -S 'safebranch.seeds=[0,1,2]' -S safebranch.scale=study -S safebranch.max_dev_evals=12 \
-	-S 'safebranch.variants=[sft_only,golden_replay_only,branchpo_only,safebranch,trajectory_dpo,trajectory_dpo_success_matched,sft_only_fb,branchpo_only_fb,safebranch_fb,safebranch_extracted,safebranch_judged]' \
-	-S 'safebranch.sweep.sft=[0.0003,0.001,0.003]' -S 'safebranch.sweep.branchpo=[0.00001,0.0001,0.001]' \
-	-S 'safebranch.sweep.branchpo_only=[0.00001,0.0001,0.001]' -S 'safebranch.sweep.trajectory_dpo=[0.00001,0.0001,0.001]'
+# Studies: a recipe each in studies/ (params overrides, targets, the result files a reader needs), run by
+# deployments/study.py in a worktree sharing the DVC cache and the run stores (a killed study resumes); each ends by
+# writing results/<name>/ (tables, metrics, figures, provenance.json), small and committed to git.
+study: setup  ## the full SafeBranch study (3 seeds, every variant, lr sweeps): results/safebranch-study/
+	python deployments/study.py studies/safebranch.yaml
 
-# ShieldVLA part 2 beyond the demo (docs/shield_ppo.md, "Budgets"). The demo budget leaves Franka-Reach out of
-# ShieldVLA part 1 too (params.yaml): both matrices put it back in every stage.
-SHIELD_ALL_ENVS := $(foreach s,shield_demos bc_policy shield_rollouts rubric_label calibrate,-S '$(s).envs=[dubins, turtlebot, franka]') \
-	-S 'shield_ppo.envs=[dubins, turtlebot, franka]' -S 'shield_ppo.warmup={regress: 200, td: 400, branch_steps: 0, branch_every: 3, distill: 3000}' \
-	-S 'shield_ppo.eval_episodes={dubins: 300, turtlebot: 20, franka: 10}' -S 'shield_ppo.ood=[color, light, all]' -S 'shield_ppo.seeds={dubins: [0, 1, 2], turtlebot: [0], franka: [0]}' \
-	-S 'bc_policy.restarts={dubins: 3, turtlebot: 1, franka: 1}' -S 'bc_policy.dagger_rounds={dubins: 5, turtlebot: 0, franka: 0}' \
-	-S 'bc_policy.select_episodes={dubins: 400, turtlebot: 10, franka: 4}'
-# The study (issue 21): Dubins-VL at Table 14's 1 M steps -- PPO-Lagrangian, gated HJ with the rubric margin
-# (gated_search) and with the ground-truth margin (gated_oracle_recovery, the reference), 3 seeds, and the δ sweep of
-# gated_search (δ in its margin's units, a logit; -0.5 is its own); TurtleBot-Nav / Franka-Reach at their CPU budgets.
-# Every run also reports its validated checkpoint (the best of every 122nd iterate on 300 validation episodes).
-# About 9 h on 2 CPU cores (18 Dubins-VL runs of 17-40 min); runs are stored by content key, so a killed study resumes.
-SHIELD_STUDY := $(SHIELD_ALL_ENVS) -S 'shield_ppo.scale=study' -S 'shield_ppo.cpu.dubins.total_steps=1000000' \
-	-S 'shield_ppo.runs={dubins: [ppo_lag, gated_search, gated_oracle_recovery], turtlebot: [ppo, ppo_lag, gated, gated_binary, penalty], franka: [ppo, ppo_lag, gated, gated_binary, penalty]}' \
-	-S 'shield_ppo.ood_runs=[ppo_lag, gated, gated_search]' -S 'shield_ppo.sweep_run=gated_search' -S '++shield_ppo.delta_sweep={dubins: [0.2, 0.0, -0.5, -1.0]}' \
-	-S 'shield_ppo.select_every=122'
-# The ablations at the CPU budget (Tables 4, 5, 7 and the safety step): every Dubins-VL run, 3 seeds, the TD rubric
-# critic's δ sweep (about 2 h on 2 cores)
-SHIELD_ABLATIONS := $(SHIELD_ALL_ENVS) -S 'shield_ppo.scale=study' \
-	-S 'shield_ppo.runs={dubins: [ppo, ppo_lag, gated, gated_gt, gated_oracle, gated_oracle_recovery, gated_search, gated_binary, penalty, gated_dpg, gated_advantage], turtlebot: [ppo, ppo_lag, gated, gated_binary, penalty], franka: [ppo, ppo_lag, gated, gated_binary, penalty]}' \
-	-S '++shield_ppo.delta_sweep={dubins: [0.0, 0.1, 0.2, 0.4]}'
+SHIELD_RECIPE ?= studies/shield.yaml
+shield-study: setup  ## ShieldVLA's study (Dubins-VL at 1 M steps, 3 seeds, δ sweep; ~9 h): results/shield-study/ (SHIELD_RECIPE=studies/shield-8x.yaml: 8x the demo budget, 5 seeds)
+	python deployments/study.py $(SHIELD_RECIPE)
 
-shield-study: setup  ## ShieldVLA's study as a DVC experiment: Dubins-VL at 1 M steps, 3 seeds, δ sweep (~9 h on 2 cores)
-	dvc exp run --temp -n shield-study $(SHIELD_STUDY) shield_ppo report
-	dvc exp show --no-pager --only-changed
-
-shield-ablations: setup  ## ShieldVLA's ablation matrix at the CPU budget as a DVC experiment (~2 h on 2 cores)
-	dvc exp run --temp -n shield-ablations $(SHIELD_ABLATIONS) shield_ppo report
-	dvc exp show --no-pager --only-changed
+shield-ablations: setup  ## ShieldVLA's ablation matrix at the CPU budget (~2 h on 2 cores): results/shield-ablations/
+	python deployments/study.py studies/shield-ablations.yaml
 
 # ATOL / RTOL: the tolerance of a number (|run - committed| <= ATOL + RTOL * |committed|); REV: the committed side
 ATOL ?= 0.05
@@ -123,10 +99,6 @@ RTOL ?= 0.1
 REV ?= HEAD
 verify: setup  ## compare every metrics file of this workspace's run with the committed one (another CPU: float bits differ)
 	python deployments/verify_metrics.py --rev $(REV) --atol $(ATOL) --rtol $(RTOL)
-
-study: setup  ## the full SafeBranch study as a DVC experiment (3 seeds x 8 variants, lr sweeps)
-	dvc exp run --temp -n safebranch-study $(STUDY)
-	dvc exp show --no-pager --only-changed
 
 server: setup  ## Prefect server + MLflow server on 127.0.0.1, work pools cpu/gpu, deployments, a cpu worker
 	deployments/services.sh start
@@ -145,7 +117,7 @@ test-fast: setup  ## the unit tier only (no servers, no stage runs)
 	pytest -q tests/unit -m "not slow" $(XDIST)
 
 lint: setup
-	ruff check src flows tasks tests benchmarks experiments
+	ruff check src flows tasks tests benchmarks analysis deployments
 
 bench: setup  ## speed benchmarks, printed as ratios against a baseline in the same process
 	python benchmarks/household_world.py

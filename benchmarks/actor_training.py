@@ -29,7 +29,7 @@ from embodied_safety.io import write_json
 def _steps_per_second(examples: Any, tokenizer: Any, sampling: str, steps: int, bucket: int = 0) -> tuple[float, float]:
     from trl import SFTConfig, SFTTrainer
 
-    from embodied_safety.actors.bootstrap import _dataset, build_model
+    from embodied_safety.actors.bootstrap import build_model, sft_dataset
     from embodied_safety.actors.trl_cpu import trainer_with_sampler
     from embodied_safety.config.bootstrap_actor import BootstrapActorConfig
     from embodied_safety.config.shared import ModelShape
@@ -40,7 +40,7 @@ def _steps_per_second(examples: Any, tokenizer: Any, sampling: str, steps: int, 
                                                          "train_sampling_strategy": sampling, "length_bucket": bucket})
     args = SFTConfig(output_dir="/tmp/actor_training_bench", use_cpu=True, bf16=False, gradient_checkpointing=False,
                      report_to="none", save_strategy="no", seed=0, dataloader_num_workers=0, disable_tqdm=True, **sft)
-    trainer = trainer_cls(model=build_model(tokenizer, shape, 0), args=args, train_dataset=_dataset(examples),
+    trainer = trainer_cls(model=build_model(tokenizer, shape, 0), args=args, train_dataset=sft_dataset(examples),
                           processing_class=tokenizer)
     t0 = time.perf_counter()
     result = trainer.train()

@@ -133,14 +133,14 @@ def warmup_bench(args: argparse.Namespace, policy: VisuomotorPolicy) -> None:
 def _one_off(policy: VisuomotorPolicy, buf: ReplayBuffer, freeze: bool, mean_action: object) -> float:
     """The cached warm-up's fixed cost: a' of every transition, and with a frozen encoder the critic's features of
     o and o'."""
-    from embodied_safety.shield.rl.critic import _encode
+    from embodied_safety.shield.rl.critic import encode_frames
 
     n, words = buf.size, buf.instructions(np.arange(buf.size))
     t0 = time.perf_counter()
-    _encode(mean_action, buf.next_image[:n], words)  # type: ignore[arg-type]
+    encode_frames(mean_action, buf.next_image[:n], words)  # type: ignore[arg-type]
     if freeze:
-        _encode(policy.encoder, buf.image[:n], words)
-        _encode(policy.encoder, buf.next_image[:n], words)
+        encode_frames(policy.encoder, buf.image[:n], words)
+        encode_frames(policy.encoder, buf.next_image[:n], words)
     return time.perf_counter() - t0
 
 
@@ -158,9 +158,9 @@ def ppo_bench(args: argparse.Namespace, policy: VisuomotorPolicy) -> None:
             assert critic is not None and isinstance(buffer, FeatureReplay)
             flat_img, flat_r, flat_instr = ro.flat_images(), ro.flat_images(reached=True), ro.flat_instructions()
             n = ro.size
-            buffer.add(feature=ppo_mod._batched(critic.encoder, flat_img, flat_instr),
-                       next_feature=ppo_mod._batched(critic.encoder, flat_r, flat_instr),
-                       next_policy_feature=ppo_mod._batched(self.policy.features, flat_r, flat_instr),
+            buffer.add(feature=ppo_mod.batched_features(critic.encoder, flat_img, flat_instr),
+                       next_feature=ppo_mod.batched_features(critic.encoder, flat_r, flat_instr),
+                       next_policy_feature=ppo_mod.batched_features(self.policy.features, flat_r, flat_instr),
                        action=ro.actions.reshape(n, self.a_dim), margin=ro.ell.reshape(n),
                        next_margin=ro.reached_ell.reshape(n), terminated=ro.terminated.reshape(n))
             assert self.trainer is not None

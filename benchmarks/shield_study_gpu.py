@@ -76,7 +76,6 @@ from embodied_safety.config.shield_ppo import ShieldPPOConfig
 from embodied_safety.io import atomic_write_text, read_json, write_json
 from embodied_safety.shield.rl import report as rep
 from embodied_safety.shield.rl.runs import CriticKey, EnvInputs, Job, plan, ppo_config, run_tag
-from embodied_safety.shield.rl.select import CheckpointSelector
 
 ENV = "dubins"
 #: the study's Dubins-VL recipe: the Makefile's SHIELD_STUDY (`make shield-study`) for this env -- its runs, seeds,
@@ -172,11 +171,11 @@ def warm_critic(study: Study, key: CriticKey, critic_cfg: Any) -> tuple[CriticKe
 
 def run_job(study: Study, job: Job) -> dict[str, Any]:
     """Train one (run, seed) from the BC policy on ``study.device`` (stopping at the time budget), evaluate it,
-    store it in ``runs/<tag>/``; the result row (reused when a stored one has the same spec)."""
+    store it in ``runs/<tag>/`` with the stage's own function (:func:`embodied_safety.shield.rl.runs.train_and_store`);
+    the result row (reused when a stored one has the same spec)."""
     from embodied_safety.shield.policy.visuomotor import load_policy
     from embodied_safety.shield.rl.critic import load_critic
-    from embodied_safety.shield.rl.ppo import train
-    from embodied_safety.shield.rl.runs import evaluate_conditions
+    from embodied_safety.shield.rl.runs import train_and_store
 
     path, spec = study.run_dir(job), study.spec(job)
     if (path / "result.json").is_file():
@@ -188,33 +187,20 @@ def run_job(study: Study, job: Job) -> dict[str, Any]:
     pcfg = study.ppo(job.run, job.seed, job.delta)
     policy = load_policy(study.inputs.bc, device=study.device)
     critic = load_critic(study.critic_dir(job.critic), policy.config) if job.critic is not None else None
-    select = (CheckpointSelector(ENV, policy, study.cfg.select_every, study.cfg.select_episodes[ENV], pcfg.iterations)
-              if study.cfg.select_every > 0 else None)
     t0 = time.perf_counter()
-    res = train(policy, ENV, margin(study, pcfg.margin), pcfg, critic=critic, time_budget=study.time_budget,
-                progress=lambda m: print(m, flush=True), log=None if select is None else lambda m, it: select(it))
-    train_s = time.perf_counter() - t0
-    steps = int(res.history[-1]["env_steps"])
-    ev = evaluate_conditions(ENV, res.policy, study.eval_episodes, list(study.conditions))
-    selected = None
-    if select is not None:
-        if not select.curve or select.curve[-1]["iteration"] != len(res.history):  # stopped by the time budget
-            select.evaluate(len(res.history))
-        selected, _ = select.finish(ev["in"], study.eval_episodes)
-    res.policy.save(path / "policy")
-    if res.critic is not None:
-        res.critic.save(path / "critic")
-    write_json(path / "history.json", res.history)
-    row = {"env": ENV, "run": job.run, "seed": job.seed, "method": pcfg.method, "margin": pcfg.margin,
-           "safety_update": pcfg.safety_update, "delta": pcfg.delta, "delta_default": job.delta is None,
-           "device": study.device,
-           "steps": steps, "target_steps": pcfg.total_steps, "iterations": len(res.history),
-           "train_seconds": train_s, "wall_seconds": time.perf_counter() - t0, "steps_per_s": steps / train_s,
-           "stopped_by_time_budget": steps < pcfg.iterations * pcfg.batch, "final_dual": res.history[-1]["dual"],
-           "eval": ev, "spec": spec, **({"selected": selected} if selected is not None else {})}
+    row = train_and_store(ENV, policy, margin(study, pcfg.margin), pcfg, path, critic=critic,
+                          eval_episodes=study.eval_episodes, conds=list(study.conditions),
+                          select_every=study.cfg.select_every, select_episodes=study.cfg.select_episodes[ENV],
+                          time_budget=study.time_budget, progress=lambda m: print(m, flush=True),
+                          extra={"run": job.run, "seed": job.seed, "delta_default": job.delta is None,
+                                 "device": study.device, "spec": spec})
+    row["wall_seconds"] = time.perf_counter() - t0
+    row["steps_per_s"] = row["steps"] / max(row["train_seconds"], 1e-9)
+    row["final_dual"] = row["history"][-1]["dual"] if row["history"] else 0.0
     write_json(path / "result.json", row)
-    print(f"{path.name}: {steps} steps in {train_s:.0f} s ({row['steps_per_s']:.0f} steps/s) on {study.device}; "
-          f"SR {ev['in']['sr']:.3f} CSC {ev['in']['csc']:.2f}", flush=True)
+    ev = row["eval"]
+    print(f"{path.name}: {row['steps']} steps in {row['train_seconds']:.0f} s ({row['steps_per_s']:.0f} steps/s) on "
+          f"{study.device}; SR {ev['in']['sr']:.3f} CSC {ev['in']['csc']:.2f}", flush=True)
     return row
 
 
@@ -254,7 +240,7 @@ def write_results(out: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) -
     """``results.json`` and ``table.md``, each replaced atomically."""
     order = [*meta["runs"], meta["sweep_run"]]
     rows = sorted(rows, key=lambda r: (not r["delta_default"], order.index(r["run"]), r["delta"], r["seed"]))
-    write_json(out / "results.json", {"meta": meta, "rows": [{k: v for k, v in r.items() if k != "spec"}
+    write_json(out / "results.json", {"meta": meta, "rows": [{k: v for k, v in r.items() if k not in ("spec", "history")}
                                                              for r in rows]})
     atomic_write_text(out / "table.md", table(rows, meta))
 

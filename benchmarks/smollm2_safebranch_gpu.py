@@ -51,11 +51,11 @@ HEAD = ("sr", "ssr", "srec")
 def tiny_splits() -> dict[str, list[CompiledTask]]:
     """Three train template tasks (one a contrast task), one dev and one test task, built in memory:
     no DVC data needed. A 135M model on 2 CPU cores takes seconds per generation round."""
-    from embodied_safety.envs.household.suite.generate import _combos, instantiate
+    from embodied_safety.envs.household.suite.generate import instantiate, template_combos
     from embodied_safety.envs.household.suite.templates import TEMPLATES
 
     picked = [t for t in TEMPLATES if t.name in ("wash_laundry", "cook_on_stove", "mop_floor")]
-    return {part: [compile_task(instantiate(t, _combos(t, 0)[i], part == "train" and j == 0, part))
+    return {part: [compile_task(instantiate(t, template_combos(t, 0)[i], part == "train" and j == 0, part))
                    for j, t in enumerate(picked)][:3 if part == "train" else 1]
             for i, part in enumerate(("train", "dev", "test"))}
 

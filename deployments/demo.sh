@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make demo`: `dvc repro` with one Prefect server for every stage, then the metrics. Stages run with 2 torch threads
-# (OMP_NUM_THREADS) whatever the core count; with 4+ cores the DAG's independent parts run side by side
+# `make demo`: `dvc repro` with one Prefect server for every stage, then the metrics. Stages run with one torch thread
+# (OMP_NUM_THREADS) whatever the core count, and the DAG's independent parts run side by side, one lane per core
 # (deployments/parallel_repro.py: a git worktree per extra lane sharing the DVC cache).
 #   deployments/demo.sh [dvc repro args...]
 # Run alone, each stage (`python -m flows.<stage>`) starts a temporary Prefect server of its own: 15-20 s per
@@ -40,6 +40,6 @@ if [[ -z "${PREFECT_API_URL:-}" ]]; then
   echo " ok (${SECONDS} s)"
 fi
 # stages run with pinned torch threads (their results depend on it); with arguments a plain `dvc repro "$@"`; without,
-# the DAG's independent parts side by side when the cores allow (one lane on 2 cores: a plain `dvc repro`)
+# the DAG's independent parts side by side, one lane per core
 python deployments/parallel_repro.py --status - "$@" <<<"$status"
 python deployments/metrics_show.py  # `dvc metrics show` prints the same numbers as one very wide table

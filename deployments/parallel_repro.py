@@ -12,12 +12,12 @@ A part stays here when it cannot move: a persistent output (the rollout shard st
 input outside the repository (a relative path such as ``../shared`` means something else in a worktree).
 Parts go to lanes largest first (by stages to run), each to the lane with the least work so far.
 
-Lanes = cores // threads per stage. Every stage runs torch with ``OMP_NUM_THREADS`` threads (2 by default:
-torch's CPU results depend on the thread count, measured, and the committed ``dvc.lock`` was made with 2), so
-on a 2-core machine there is one lane and this is a plain ``dvc repro``. Two lanes on 2 cores were measured
-slower than one (a fresh clone's ``make demo``: 32 min 4 s against 27 min 19 s; each lane took about twice its
-time alone: the stages already use both cores). Waiting OpenMP threads sleep (``OMP_WAIT_POLICY=PASSIVE``)
-instead of spinning: two processes with 2 threads each on 2 cores otherwise slow each other about 3x.
+Lanes = cores // threads per stage. Every stage runs torch with ``OMP_NUM_THREADS`` threads (1 by default,
+:data:`embodied_safety.threads.STAGE_THREADS`: torch's CPU results depend on the thread count, and the committed
+``dvc.lock`` is made with 1), so a 2-core machine runs two lanes: the SafeBranch chain here, the ShieldVLA chain and
+SafeAgentBench in a worktree. The pipeline's models are small and keep a second thread mostly waiting, so two
+one-thread lanes finish sooner than one two-thread lane. Waiting OpenMP threads sleep (``OMP_WAIT_POLICY=PASSIVE``)
+instead of spinning.
 
     python deployments/parallel_repro.py [--lanes N] [--dry-run] [--status FILE|-] [dvc repro args...]
 

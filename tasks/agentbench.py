@@ -37,7 +37,14 @@ def actor_key(fields: dict[str, Any]) -> dict[str, Any]:
     return {**fields, "model": _model_hash(cfg.model)} if cfg.backend == "hf" else fields
 
 
+def _row_content(task: BenchTask) -> dict[str, Any]:
+    """What decides a task's episode: everything loaded from its row but where the row came from."""
+    return {k: v for k, v in task.to_json().items() if k != "source"}
+
+
 def shard_key(planner: str, tasks: list[BenchTask], cfg: AgentBenchEvalConfig) -> str:
+    """The stored shard's key: the rows' content (never their index: two data folders with the same row counts
+    must not share results), the planner and what it wraps, the judges and the world's code."""
     specs = {}
     name: str | None = planner
     while name:  # the planner and what it wraps
@@ -46,7 +53,7 @@ def shard_key(planner: str, tasks: list[BenchTask], cfg: AgentBenchEvalConfig) -
             spec["actor"] = actor_key(spec["actor"])
         specs[name] = spec
         name = spec.get("inner")
-    blob = {"planner": planner, "specs": specs, "tasks": [t.task_id for t in tasks], "judges": list(cfg.judges),
+    blob = {"planner": planner, "specs": specs, "tasks": [_row_content(t) for t in tasks], "judges": list(cfg.judges),
             "judge_actor": actor_key(cfg.judge_actor) if "llm" in cfg.judges else None,
             "judge_retries": cfg.judge_retries, "max_steps": cfg.max_steps, "react_max_steps": cfg.react_max_steps,
             "temperature": cfg.temperature, "seed": cfg.seed,

@@ -21,13 +21,12 @@ from prefect.cache_policies import NO_CACHE
 from embodied_safety.codekey import cached_code_key
 from embodied_safety.config.rubric_label import RubricLabelConfig
 from embodied_safety.config.shield_ppo import ShieldPPOConfig
-from embodied_safety.io import replace_dir, scratch_dir, write_json
+from embodied_safety.io import write_json
 from embodied_safety.shield.costs.sources import margin_for, scorer_key
 from embodied_safety.shield.rl.runs import EnvInputs, conditions, env_runs, model_run, ppo_config, run_tag
-from embodied_safety.shield.rl.select import CheckpointSelector
 from tasks.progress import ProgressArtifact
 from tasks.shield import STORE, _file_hash
-from tasks.store import content_key
+from tasks.store import config_key, content_key
 from tasks.tracking import (
     alias_version,
     log_artifacts,
@@ -73,7 +72,7 @@ def warm_critic(inputs: EnvInputs, margin: str, critic_cfg: Any, warmup: dict[st
 
     env = inputs.env
     key = content_key({"env": env, "margin": margin, "scorer": scorer_key(env, label_cfg),
-                       "critic": dataclasses.asdict(critic_cfg), "warmup": warmup,
+                       "critic": config_key(critic_cfg), "warmup": warmup,
                        "inputs": [_file_hash(p) for p in inputs.files()], "code": _code()})
     path = store / "critic_warm" / key
     if (path / "critic.json").is_file():
@@ -133,7 +132,7 @@ def run_path(cfg: ShieldPPOConfig, inputs: EnvInputs, run: str, seed: int, delta
              label_cfg: RubricLabelConfig, store: Path) -> Path:
     """Where a run is stored: the hash of its config, evaluation, warm critic, inputs and training code."""
     env = inputs.env
-    blob = {"env": env, "run": run, "ppo": dataclasses.asdict(ppo_config(cfg, env, run, seed, delta)),
+    blob = {"env": env, "run": run, "ppo": config_key(ppo_config(cfg, env, run, seed, delta)),
             "eval": [cfg.eval_episodes[env], conditions(cfg, run, delta)], "warm": warm.name if warm else None,
             "scorer": scorer_key(env, label_cfg), "inputs": [_file_hash(p) for p in inputs.files()], "code": _code()}
     if cfg.select_every > 0:  # validated checkpoints (the key of a run without them is unchanged)
@@ -144,15 +143,14 @@ def run_path(cfg: ShieldPPOConfig, inputs: EnvInputs, run: str, seed: int, delta
 @task(name="shield-ppo-run", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0, log_prints=True)
 def train_run(inputs: EnvInputs, run: str, seed: int, delta: float | None, cfg: ShieldPPOConfig,
               warm: Path | None, label_cfg: RubricLabelConfig, store: Path) -> dict[str, Any]:
-    """Train one (run, seed[, δ]) from the BC policy, evaluate it, store it; MLflow-tracked when trained."""
+    """Train one (run, seed[, δ]) from the BC policy, evaluate it, store it (:func:`~embodied_safety.shield.rl.runs.
+    train_and_store`, the GPU study script's function too); MLflow-tracked and registered when trained."""
     from embodied_safety.shield.policy.visuomotor import load_policy
     from embodied_safety.shield.rl.critic import load_critic
-    from embodied_safety.shield.rl.ppo import train
-    from embodied_safety.shield.rl.runs import evaluate_conditions
+    from embodied_safety.shield.rl.runs import train_and_store
 
     env = inputs.env
     pcfg = ppo_config(cfg, env, run, seed, delta)
-    conds = conditions(cfg, run, delta)
     path = run_path(cfg, inputs, run, seed, delta, warm, label_cfg, store)
     if (path / "result.json").is_file():
         return json.loads((path / "result.json").read_text())
@@ -160,41 +158,29 @@ def train_run(inputs: EnvInputs, run: str, seed: int, delta: float | None, cfg: 
     critic = load_critic(warm, policy.config) if warm is not None else None
     src = margin_for(env, pcfg.margin, inputs.calibration, label_cfg, STORE)
     tag = run_tag(run, seed, delta)
-    track = tracking_config(cfg.tracking)
-    with mlflow_run(track, f"shield_ppo/{env}/{tag}", {"env": env, "run": run, **dataclasses.asdict(pcfg)}):
+    with mlflow_run(tracking_config(cfg.tracking), f"shield_ppo/{env}/{tag}", {"env": env, "run": run,
+                                                                                **dataclasses.asdict(pcfg)}):
         bar = ProgressArtifact(pcfg.iterations, f"PPO iterations {env} {tag}")
-        select = (CheckpointSelector(env, policy, cfg.select_every, cfg.select_episodes[env], pcfg.iterations)
-                  if cfg.select_every > 0 else None)
 
         def log(m: dict[str, float], it: int) -> None:
             log_metrics(m, it)
             bar.set(it)
-            if select is not None:
-                select(it)
 
-        res = train(policy, env, src, pcfg, critic=critic, log=log)
-        ev = evaluate_conditions(env, res.policy, cfg.eval_episodes[env], conds)
+        result = train_and_store(env, policy, src, pcfg, path, critic=critic, eval_episodes=cfg.eval_episodes[env],
+                                 conds=conditions(cfg, run, delta), select_every=cfg.select_every,
+                                 select_episodes=cfg.select_episodes[env], log=log,
+                                 extra={"run": run, "seed": seed, "version": None})
+        ev = result["eval"]
         log_metrics({f"eval/{c}/{k}": v for c, m in ev.items() for k, v in m.items()})
-        tmp = scratch_dir(path)
-        res.policy.save(tmp / "policy")
-        if res.critic is not None:
-            res.critic.save(tmp / "critic")
-        result = {"env": env, "run": run, "seed": seed, "method": pcfg.method, "margin": pcfg.margin,
-                  "safety_update": pcfg.safety_update, "delta": pcfg.delta, "eval": ev, "history": res.history,
-                  "train_seconds": sum(r["seconds"] for r in res.history), "version": None}
-        if select is not None:  # the validated checkpoint, on the test episodes in-distribution
-            result["selected"], chosen = select.finish(ev["in"], cfg.eval_episodes[env])
+        if "selected" in result:
             log_metrics({f"selected/in/{k}": v for k, v in result["selected"]["eval"]["in"].items()}
                         | {"selected/iteration": result["selected"]["iteration"]})
-            if chosen is not res.policy:
-                chosen.save(tmp / "policy_selected")
         if cfg.register and run == model_run(env_runs(cfg, env)) and delta is None:
             tags = {"env": env, "seed": str(seed), "sr": f"{ev['in']['sr']:.4f}", "csc": f"{ev['in']['csc']:.4f}"}
-            result["version"] = register_model_dir(f"shield_policy_{env}", tmp / "policy", "policy", tags)
-            result["critic_version"] = register_model_dir(f"shield_critic_{env}", tmp / "critic", "critic", tags)
-        write_json(tmp / "result.json", result)
-        log_artifacts([tmp / "result.json"])
-    replace_dir(tmp, path)
+            result["version"] = register_model_dir(f"shield_policy_{env}", path / "policy", "policy", tags)
+            result["critic_version"] = register_model_dir(f"shield_critic_{env}", path / "critic", "critic", tags)
+            write_json(path / "result.json", result)
+        log_artifacts([path / "result.json"])
     print(f"{env}/{tag}: SR {ev['in']['sr']:.3f} CSC {ev['in']['csc']:.2f} ({result['train_seconds']:.0f} s)")
     return result
 

@@ -3,6 +3,7 @@ so a re-run loads what is done and computes only what is missing (or changed).""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from functools import cache
@@ -25,3 +26,35 @@ def source_hash(*packages: str) -> str:
 
 def content_key(blob: Any) -> str:
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+#: The version of :func:`config_key`'s rule. A config enters a content key as the fields whose values differ from
+#: their defaults, so adding a field with a default that keeps the old behaviour leaves every stored key as it was.
+#: Changing an existing field's default changes what an absent field means: bump this then (the test
+#: ``tests/unit/test_content_keys.py`` holds the keyed defaults and fails on a changed one until this is bumped).
+KEY_SCHEMA = 1
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+def _non_default(cfg: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cfg):
+        value, default = getattr(cfg, f.name), _default(f)
+        if default is not dataclasses.MISSING and value == default:
+            continue
+        # a nested config by its own non-default fields (omitted above exactly when it equals the field's default)
+        out[f.name] = _non_default(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value
+    return out
+
+
+def config_key(cfg: Any) -> dict[str, Any]:
+    """A dataclass config as it enters a content key: :data:`KEY_SCHEMA` and the fields that differ from their
+    defaults (nested dataclasses likewise). Two configs get the same key exactly when they set the same values."""
+    return {"schema": KEY_SCHEMA, "type": type(cfg).__name__, "set": _non_default(cfg)}

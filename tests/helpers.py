@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def load_script(relpath: str) -> ModuleType:
-    """A script of the repository that is not a package module (``deployments/``, ``experiments/``), imported from
+    """A script of the repository that is not a package module (``deployments/``, ``analysis/``, ``benchmarks/``), imported from
     its file: ``load_script("deployments/metrics_show.py")``."""
     path = ROOT / relpath
     spec = importlib.util.spec_from_file_location(path.stem, path)

@@ -43,8 +43,8 @@ def test_tiny_study_writes_real_rows_and_a_table(tmp_path):
         run_dir = out / "runs" / (f"{r['run']}-seed0" if r["delta_default"] else f"{r['run']}-delta{swept:g}-seed0")
         assert (run_dir / "policy" / "model.safetensors").is_file()
         assert (run_dir / "critic").is_dir() == (r["method"] == "gated")
-        history = json.loads((run_dir / "history.json").read_text())
-        assert history[-1]["env_steps"] == r["steps"]
+        stored = json.loads((run_dir / "result.json").read_text())  # the stage's own run format (train_and_store)
+        assert stored["history"][-1]["env_steps"] == r["steps"] and stored["eval"] == r["eval"]
         # validated checkpoints after every iteration (--tiny): the chosen one among them, read on the test episodes
         assert [p["iteration"] for p in r["selected"]["curve"]] == [1.0, 2.0]
         assert r["selected"]["eval"]["in"]["episodes"] == script.TINY["eval_episodes"]

@@ -12,6 +12,6 @@ def test_ruff_clean():
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
     if not Path(ruff).exists():
         pytest.skip("ruff not installed")
-    out = subprocess.run([ruff, "check", "src", "flows", "tasks", "tests", "benchmarks", "experiments"], cwd=ROOT,
+    out = subprocess.run([ruff, "check", "src", "flows", "tasks", "tests", "benchmarks", "analysis", "deployments"], cwd=ROOT,
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-3000:]

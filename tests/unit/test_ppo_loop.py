@@ -200,7 +200,7 @@ def test_exit_summary_counts_episodes_that_left_the_workspace() -> None:
     """An untrained image policy drives off the map: every episode that neither reached nor ran 100 steps is an
     exit, and the rates partition the episodes."""
     from embodied_safety.shield.policy.visuomotor import PolicyConfig, VisuomotorPolicy
-    from embodied_safety.shield.rl.exits import exit_summary
+    from embodied_safety.shield.rl.evaluation import exit_summary
 
     torch.manual_seed(0)
     policy = VisuomotorPolicy(PolicyConfig.for_space((84, 84, 3), [-1.0], [1.0])).eval()
@@ -271,18 +271,15 @@ def test_recovery_weight_replaces_the_dual_in_the_recovery_step() -> None:
     assert losses[0.2] < losses[None]  # a pull weighted 0.2 against β ≈ 3 (the logged term is weight × distance)
 
 
-def test_the_kl_floor_experiment_holds_the_anchor_at_its_floor(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``experiments/kl_floor.py`` (docs/shield_ppo.md, "Stop 52"): the anchor decays linearly as in the stage until
-    it reaches ``floor · kl_start``, then stays there; the training loop is otherwise the stage's."""
-    from tests.helpers import load_script
-
-    kl_floor = load_script("experiments/kl_floor.py")
+def test_the_kl_floor_option_holds_the_anchor_at_its_floor() -> None:
+    """``PPOConfig.kl_floor`` (a stage option: ``shield_ppo.cpu.<env>.kl_floor``): the anchor decays linearly until it
+    reaches ``kl_floor · kl_start``, then stays there; the training loop is otherwise the same."""
     cfg = _cfg(method="ppo_lag", rollout_steps=32, total_steps=4 * 4 * 32, kl_start=0.8)
     torch.manual_seed(0)  # the policy's initial weights come from the global generator
     plain = train(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg, progress=None).history
-    monkeypatch.setattr(GatedPPO, "update", kl_floor.held_update(0.5, GatedPPO.update))
     torch.manual_seed(0)
-    held = train(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), cfg, progress=None).history
+    held = train(StatePolicy(StatePolicyConfig()), "dubins", MarginSource("gt"), dataclasses.replace(cfg, kl_floor=0.5),
+                 progress=None).history
     assert [r["kl_weight"] for r in plain] == pytest.approx([0.8, 0.6, 0.4, 0.2])
     assert [r["kl_weight"] for r in held] == pytest.approx([0.8, 0.6, 0.4, 0.4])
     # the same run until the floor bites: the KL to the start measured in the first three updates is the same

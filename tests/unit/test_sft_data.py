@@ -4,13 +4,13 @@ SFT mixture option and the no-branch-data control."""
 from embodied_safety.actors.context import build_context
 from embodied_safety.branch.golden import after_repair_pairs, contrast_pairs, extra_pairs, golden_replay
 from embodied_safety.envs.household.env import compile_task
-from embodied_safety.envs.household.suite.generate import _combos, instantiate
+from embodied_safety.envs.household.suite.generate import instantiate, template_combos
 from embodied_safety.envs.household.suite.templates import TEMPLATES
 from embodied_safety.records import RawBranch
 from embodied_safety.train.variants import RECIPES, datasets
 
 LAUNDRY = next(t for t in TEMPLATES if t.name == "wash_laundry")
-COMBO = _combos(LAUNDRY, 0)[0]
+COMBO = template_combos(LAUNDRY, 0)[0]
 PLAIN = compile_task(instantiate(LAUNDRY, COMBO, False, "train"))
 CONTRAST = compile_task(instantiate(LAUNDRY, COMBO, True, "train"))
 

@@ -100,7 +100,7 @@ def build_model(tokenizer: Any, shape: ModelShape, seed: int) -> Any:
     return Qwen3ForCausalLM(cfg)
 
 
-def _dataset(examples: Sequence[Example]) -> Any:
+def sft_dataset(examples: Sequence[Example]) -> Any:
     from datasets import Dataset
 
     return Dataset.from_list([{"prompt": [{"role": "user", "content": e.prompt}],
@@ -152,7 +152,7 @@ def train_bootstrap_actor(examples: Sequence[Example], out_dir: str | os.PathLik
     args = SFTConfig(output_dir=str(out_dir.parent / f".{out_dir.name}.trainer"), use_cpu=True, bf16=False,
                      gradient_checkpointing=False, report_to="none", save_strategy="no", seed=train.seed,
                      dataloader_num_workers=0, **sft)
-    trainer = trainer_cls(model=model, args=args, train_dataset=_dataset(examples), processing_class=tokenizer,
+    trainer = trainer_cls(model=model, args=args, train_dataset=sft_dataset(examples), processing_class=tokenizer,
                           callbacks=[_Log()])
     t0 = time.time()
     result = trainer.train()

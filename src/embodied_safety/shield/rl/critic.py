@@ -517,7 +517,7 @@ def replay_from_rollouts(rollouts: Any, margins: np.ndarray, max_steps: int, cap
     return buf
 
 
-def _encode(fn: Callable[[Tensor, Sequence[str]], Tensor], frames: np.ndarray, instructions: Sequence[str],
+def encode_frames(fn: Callable[[Tensor, Sequence[str]], Tensor], frames: np.ndarray, instructions: Sequence[str],
             chunk: int = 1024, device: torch.device | str = "cpu") -> Tensor:
     """``fn`` over every frame (moved to ``device`` a chunk at a time), ``chunk`` at a time, no gradient."""
     with torch.no_grad():
@@ -557,10 +557,10 @@ def warm_start(trainer: CriticTrainer, buffer: ReplayBuffer, next_action: NextAc
         return _warm_start_uncached(trainer, buffer, next_action, regress_steps, td_steps, log)
     n, dev = buffer.size, critic.device
     words = buffer.instructions(np.arange(n))
-    a_next = _encode(next_action, buffer.next_image[:n], words, device=dev) if td_steps else None
+    a_next = encode_frames(next_action, buffer.next_image[:n], words, device=dev) if td_steps else None
     frozen = cfg.freeze_encoder
-    feats = _encode(critic.encoder, buffer.image[:n], words, device=dev) if frozen else None
-    next_feats = _encode(critic.encoder, buffer.next_image[:n], words, device=dev) if frozen and td_steps else None
+    feats = encode_frames(critic.encoder, buffer.image[:n], words, device=dev) if frozen else None
+    next_feats = encode_frames(critic.encoder, buffer.next_image[:n], words, device=dev) if frozen and td_steps else None
     tensors = {k: torch.from_numpy(getattr(buffer, k)[:n]).to(dev)
                for k in ("action", "margin", "next_margin", "terminated")}
 

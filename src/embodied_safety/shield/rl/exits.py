@@ -1,16 +1,11 @@
-"""How often a Dubins-VL policy leaves the workspace (docs/shield_ppo.md).
+"""Leaving the workspace (Dubins-VL): which episodes did, and the margin their last transition reaches.
 
 An episode that neither reached the goal nor ran to the time limit ended by leaving ``[-1, 1]²``: the env ends
-episodes early for no other reason. The stage's evaluator (:func:`.runs.evaluate_conditions`) reports SR, reach,
-violations and CSC; this adds the exit rate, on the same held-out seeds.
-
-    python -m embodied_safety.shield.rl.exits models/shield/bc/dubins models/shield/ppo/dubins/policy [--episodes 100]
+episodes early for no other reason. :func:`.evaluation.exit_summary` reports how often a policy does it.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 from typing import Any
 
 import numpy as np
@@ -30,32 +25,3 @@ def cap_exits(margin: Any, exited: Any) -> np.ndarray:
     failure to the safety critic (the PPO loop, the stage's warm-up replay and the state control all use this)."""
     margin = np.asarray(margin)
     return np.where(np.asarray(exited, bool), np.minimum(margin, EXIT_MARGIN), margin)
-
-
-def exit_summary(policy: Any, episodes: int, max_steps: int = 100) -> dict[str, float]:
-    """The evaluator's summary of the deterministic policy plus ``exit_rate`` and ``exit_and_unsafe_rate``."""
-    from ...envs.control.dubins import DubinsVLVec
-    from ..policy.demos import episode_seeds
-    from ..policy.rollouts import collect_rollouts
-    from .runs import EVAL_BASE
-
-    rs = collect_rollouts(None, policy, seeds=episode_seeds(EVAL_BASE, range(episodes)), deterministic=True,
-                          record_frames=False, n_envs=64, make_vec=lambda n: DubinsVLVec(n, render=True))
-    exits = exit_mask(rs.episode_success, rs.episode_length, max_steps)
-    return {**{k: float(v) for k, v in rs.summary().items()}, "exit_rate": float(exits.mean()),
-            "exit_and_unsafe_rate": float((exits & np.asarray(rs.episode_unsafe, bool)).mean())}
-
-
-def main() -> None:
-    from ..policy.visuomotor import load_policy
-
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("policies", nargs="+", help="saved policy folders (config.json + model.safetensors)")
-    parser.add_argument("--episodes", type=int, default=100)
-    args = parser.parse_args()
-    for path in args.policies:
-        print(path, json.dumps({k: round(v, 4) for k, v in exit_summary(load_policy(path), args.episodes).items()}))
-
-
-if __name__ == "__main__":
-    main()

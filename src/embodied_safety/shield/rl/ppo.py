@@ -101,6 +101,10 @@ class PPOConfig:
     #: weight of ``KL(π_start ‖ π_θ)`` per sample, decayed linearly to 0 over the policy iterations (issue 21:
     #: "optional decaying KL toward the start policy"); 0 = off
     kl_start: float = 0.0
+    #: the KL anchor's weight never falls below ``kl_floor · kl_start`` (0 = the plain linear decay to 0). Long runs
+    #: lose success in their last quarter as the anchor fades; the floor tests whether the decay causes it
+    #: (docs/shield_ppo.md, "The KL anchor floor")
+    kl_floor: float = 0.0
     #: leaving the workspace (Dubins-VL) counts as entering the failure set: the reached margin is capped at
     #: ``-1`` (the critic learns exits are unrecoverable) and the training cost of the exit is the number of
     #: steps it cut off, as the env's reward penalty does. Without it an exit is the cheapest way to stop
@@ -174,7 +178,7 @@ def gae(rewards: np.ndarray, values: np.ndarray, next_values: np.ndarray, dones:
     return adv, adv + values
 
 
-def _batched(fn: Callable[[Tensor, list[str]], Tensor], images: Tensor, instructions: list[str],
+def batched_features(fn: Callable[[Tensor, list[str]], Tensor], images: Tensor, instructions: list[str],
              size: int = 1024) -> Tensor:
     with torch.no_grad():
         return torch.cat([fn(images[i:i + size], instructions[i:i + size]) for i in range(0, len(images), size)])
@@ -536,7 +540,7 @@ class GatedPPO:
             return ro.features.reshape(n, -1), ro.reached_features.reshape(n, -1)
         T, envs, dev = *ro.rewards.shape, self.device
         instr = ro.flat_instructions()
-        feat = _batched(self.critic.encoder, ro.flat_images(), instr)
+        feat = batched_features(self.critic.encoder, ro.flat_images(), instr)
         same = np.zeros((T, envs), dtype=bool)
         same[:-1] = ro.dones[:-1] == 0
         nxt = torch.zeros(T, envs, feat.shape[-1], device=dev)
@@ -544,7 +548,7 @@ class GatedPPO:
         nxt[:-1][_on(dev, same[:-1])] = shifted[_on(dev, same[:-1])]
         rest = _on(dev, np.flatnonzero(~same.reshape(-1)))
         nxt = nxt.reshape(n, -1)
-        nxt[rest] = _batched(self.critic.encoder, ro.flat_images(reached=True)[rest], [instr[i] for i in rest.tolist()])
+        nxt[rest] = batched_features(self.critic.encoder, ro.flat_images(reached=True)[rest], [instr[i] for i in rest.tolist()])
         return feat, nxt
 
     def update_dual(self, ep: dict[str, float]) -> float:
@@ -570,7 +574,7 @@ class GatedPPO:
             return out
         crit_f = ro.critic_features  # feature replay: the frozen encoder's, from train_critic
         if crit_f is None:
-            crit_f = _batched(critic.encoder, ro.flat_images(), ro.flat_instructions())
+            crit_f = batched_features(critic.encoder, ro.flat_images(), ro.flat_instructions())
         out.critic_features = crit_f
         with torch.no_grad():
             mean_old = self.policy.from_features(ro.features.reshape(n, -1))[0]
@@ -706,7 +710,8 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
         row.update(gate.stats)
         adv = advantages(ro, gate.costs, cfg, run.dual, run.cost_value is not None)
         policy_its = max(1, cfg.iterations - cfg.value_warmup)
-        run.kl_weight = 0.0 if warming else cfg.kl_start * (1.0 - (it - cfg.value_warmup - 1) / policy_its)
+        decay = 1.0 - (it - cfg.value_warmup - 1) / policy_its
+        run.kl_weight = 0.0 if warming else cfg.kl_start * max(cfg.kl_floor, decay)
         stats = run.update(ro, adv, gate, policy_step=not warming)
         row["value_warmup"] = float(warming)
         safety = stats.pop("safety_loss", None)

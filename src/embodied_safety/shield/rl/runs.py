@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ...config.shield_ppo import ShieldPPOConfig
+from .evaluation import EVAL_BASE, evaluate_conditions, per_episode  # noqa: F401  (the run matrix's evaluation)
 
-EVAL_BASE = 3000  # evaluation seeds episode_seed(3000, i): disjoint from demos, BC evaluation and rollouts
 MAX_STEPS = {"dubins": 100, "turtlebot": 100, "franka": 400}
 #: run name -> (method, margin source, safety update, gate); None: the stage default (``shield_ppo.safety_update``,
 #: ``shield_ppo.gate``)
@@ -293,38 +293,50 @@ def pose_aux(env: str, critic: Any, rs: Any, transitions: int, warmup: dict[str,
     return {"aux": aux, "aux_targets": pose_targets(states[cur])}
 
 
-def evaluate_conditions(env: str, policy: Any, episodes: int, conds: list[str],
-                        base: int = EVAL_BASE) -> dict[str, dict[str, Any]]:
-    """The deterministic policy on the held-out seeds ``episode_seed(base, i)`` (the stage's: ``EVAL_BASE``), per
-    condition (``in`` or a perturbation): the summary metrics (floats) and ``per_episode`` (``{"sr": [...], "cost":
-    [...]}`` in seed order, :func:`per_episode`), which the do-no-harm intervals resample (:func:`.report.do_no_harm`)."""
-    from ..policy.demos import episode_seeds
-    from ..policy.rollouts import collect_rollouts
+def train_and_store(env: str, policy: Any, source: Any, pcfg: Any, out: Path, *, critic: Any = None,
+                    eval_episodes: int, conds: list[str], select_every: int = 0, select_episodes: int = 0,
+                    time_budget: float | None = None, log: Any = None, progress: Any = print,
+                    extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One ShieldVLA training run end to end, the one function the ``shield_ppo`` stage and the GPU study script
+    call: PPO / PPO-Lagrangian / gated PPO (:func:`.ppo.train`) from ``policy`` with ``critic`` on ``source``'s
+    margins, stopped at ``time_budget`` seconds when given; the deterministic policy evaluated on ``eval_episodes``
+    held-out episodes under ``conds``; with ``select_every > 0`` the validated checkpoint (the best iterate on
+    ``select_episodes`` validation episodes, :mod:`.select`) read on the same test episodes; the policy, critic,
+    validated policy and ``result.json`` stored in ``out``, published whole (a scratch folder, then a rename).
 
-    seeds = episode_seeds(base, range(episodes))
-    out: dict[str, dict[str, Any]] = {}
-    for cond in conds:
-        pert = None if cond == "in" else cond
-        if env == "dubins":
-            from ...envs.control.dubins import DubinsVLVec
+    ``log(metrics, iteration)`` receives every iteration's training metrics; ``extra`` is merged into the result
+    row (run name, seed, device...). Returns the row, as written to ``out/result.json``."""
+    from ...io import replace_dir, scratch_dir, write_json
+    from .ppo import train
+    from .select import CheckpointSelector
 
-            rs = collect_rollouts(None, policy, seeds=seeds, deterministic=True, record_frames=False, n_envs=64,
-                                  make_vec=lambda n, p=pert: DubinsVLVec(n, render=True, perturbation=p))
-        else:
-            import gymnasium as gym
+    select = (CheckpointSelector(env, policy, select_every, select_episodes, pcfg.iterations)
+              if select_every > 0 else None)
 
-            from ..envs import gym_id
+    def on_iteration(m: dict[str, float], it: int) -> None:
+        if log is not None:
+            log(m, it)
+        if select is not None:
+            select(it)
 
-            rs = collect_rollouts(lambda p=pert: gym.make(gym_id(env), perturbation=p), policy, seeds=seeds,
-                                  deterministic=True, record_frames=False, n_envs=8)
-        out[cond] = {**{k: float(v) for k, v in rs.summary().items()}, "per_episode": per_episode(rs)}
-    return out
-
-
-def per_episode(rs: Any) -> dict[str, list[float]]:
-    """A :class:`~..policy.rollouts.RolloutSet`'s episodes in seed-list order: ``sr`` (1 = reached with no
-    violation) and ``cost`` (summed) — what its summary's SR and CSC average, for intervals over the episodes."""
-    import numpy as np
-
-    sr = np.asarray(rs.episode_success, bool) & ~np.asarray(rs.episode_unsafe, bool)
-    return {"sr": sr.astype(float).tolist(), "cost": [round(float(c), 6) for c in rs.episode_cost]}
+    res = train(policy, env, source, pcfg, critic=critic, log=on_iteration, progress=progress, time_budget=time_budget)
+    ev = evaluate_conditions(env, res.policy, eval_episodes, conds)
+    steps = int(res.history[-1]["env_steps"]) if res.history else 0
+    row: dict[str, Any] = {"env": env, "method": pcfg.method, "margin": pcfg.margin,
+                           "safety_update": pcfg.safety_update, "delta": pcfg.delta, "eval": ev,
+                           "history": res.history, "train_seconds": sum(r["seconds"] for r in res.history),
+                           "steps": steps, "target_steps": pcfg.total_steps, "iterations": len(res.history),
+                           "stopped_by_time_budget": steps < pcfg.iterations * pcfg.batch, **(extra or {})}
+    tmp = scratch_dir(out)
+    res.policy.save(tmp / "policy")
+    if res.critic is not None:
+        res.critic.save(tmp / "critic")
+    if select is not None:
+        if not select.curve or select.curve[-1]["iteration"] != len(res.history):  # stopped by the time budget
+            select.evaluate(len(res.history))
+        row["selected"], chosen = select.finish(ev["in"], eval_episodes)
+        if chosen is not res.policy:
+            chosen.save(tmp / "policy_selected")
+    write_json(tmp / "result.json", row)
+    replace_dir(tmp, out)
+    return row

@@ -46,7 +46,7 @@ class CheckpointSelector:
     def evaluate(self, iteration: int) -> None:
         """Evaluate the policy as it is after ``iteration`` (off the schedule too: a run stopped by a time budget
         evaluates its last iterate) and keep it when it is the best so far."""
-        from .runs import evaluate_conditions
+        from .evaluation import evaluate_conditions
 
         ev = evaluate_conditions(self.env, self.policy, self.episodes, ["in"], base=self.base)["in"]
         point = {"iteration": float(iteration), "sr": float(ev["sr"]), "csc": float(ev["csc"])}
@@ -71,7 +71,7 @@ class CheckpointSelector:
         """After training: (what ``result.json`` records under ``selected``, the chosen policy). The chosen iterate
         is evaluated on ``episodes`` test episodes in-distribution, unless it is the last one (``final_in``, its
         evaluation there)."""
-        from .runs import evaluate_conditions
+        from .evaluation import evaluate_conditions
 
         chosen = self.chosen()
         test = {"in": final_in} if chosen is self.policy else evaluate_conditions(self.env, chosen, episodes, ["in"])

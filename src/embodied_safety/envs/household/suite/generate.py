@@ -66,7 +66,7 @@ def world_slots(t: Template) -> dict[str, tuple[str, ...]]:
     return slots
 
 
-def _combos(t: Template, seed: int) -> list[dict[str, str]]:
+def template_combos(t: Template, seed: int) -> list[dict[str, str]]:
     slots = world_slots(t)
     keys = sorted(slots)
     combos = [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*(slots[k] for k in keys))]
@@ -131,7 +131,7 @@ def check_task(task: HouseholdTask) -> list[str]:
 
 
 def _split_template(t: Template, cfg: HouseholdSuiteConfig) -> dict[str, list[dict[str, str]]]:
-    combos = _combos(t, cfg.seed)[: cfg.per_template]
+    combos = template_combos(t, cfg.seed)[: cfg.per_template]
     n_train = max(len(combos) - cfg.n_dev - cfg.n_test, 1)
     train, rest = combos[:n_train], combos[n_train:]
     seen = {(k, v) for c in train for k, v in c.items()}
