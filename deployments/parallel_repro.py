@@ -56,24 +56,35 @@ class Part:
 
 
 def parts(repo_root: Path, changed: set[str]) -> tuple[list[Part], list[str]]:
-    """The DAG's parts and its joining stages (stages that nothing depends on and whose upstream spans parts)."""
+    """The DAG's parts and its joining stages (stages that nothing depends on and whose upstream spans parts).
+
+    A *root* stage (one that reads no other stage's outputs, e.g. ``household_suite``) does not tie the parts that
+    read it together: each such part carries its roots and runs them itself when they are out of date. Roots are
+    cheap and deterministic (seconds, byte-identical outputs), so a lane re-running one costs little and lets the
+    part move (``alfred_port`` needs only the household splits: it runs beside ShieldVLA, not after SafeBranch)."""
     import networkx as nx
     from dvc.repo import Repo
 
     with Repo(str(repo_root)) as repo:
         graph = repo.index.graph  # edges: stage -> a stage it depends on
         sinks = {n for n in graph if graph.in_degree(n) == 0}
-        inner = graph.subgraph([n for n in graph if n not in sinks])
+        roots = {n for n in graph if graph.out_degree(n) == 0 and n not in sinks}
+        inner = graph.subgraph([n for n in graph if n not in sinks and n not in roots])
         groups = [set(c) for c in nx.weakly_connected_components(inner)]
+        groups += [{r} for r in roots if not any(r in nx.descendants(graph, n) for g in groups for n in g)
+                   and not any(r in nx.descendants(graph, s) for s in sinks)]
         joins = []
         for sink in sorted(sinks, key=lambda s: s.addressing):
-            touched = [g for g in groups if g & nx.descendants(graph, sink)]
+            below = nx.descendants(graph, sink)
+            touched = [g for g in groups if g & below]
             if len(touched) > 1:
                 joins.append(sink.addressing)
             elif touched:
                 touched[0].add(sink)
             else:
                 groups.append({sink})
+        for group in groups:  # each part with the roots it reads
+            group |= {d for n in list(group) for d in nx.descendants(graph, n) if d in roots}
         out = []
         root = repo_root.resolve()
         for group in groups:
@@ -95,14 +106,25 @@ def _why_not_relocatable(group: set, root: Path) -> str:
     return ""
 
 
+#: minutes a stage took at the demo budget on a 2-core machine, one thread (``make demo``'s log); lanes are filled by
+#: these, largest part first, so the long SafeBranch chain gets a lane to itself. A stage not listed counts 0.5.
+MINUTES = {"bootstrap_actor": 6.2, "safebranch": 7.0, "alfred_port": 2.5, "branches": 1.0, "rollouts": 0.6,
+           "baselines": 0.5, "bc_policy": 5.5, "shield_ppo@dubins": 3.7, "shield_demos": 0.3, "shield_rollouts": 0.3}
+
+
+def weight(part: Part) -> float:
+    return sum(MINUTES.get(s, 0.5) for s in part.todo)
+
+
 def assign(todo: list[Part], lanes: int) -> list[list[Part]]:
-    """Lane 0 is this workspace; a part that cannot move stays in it; the rest largest first to the least loaded."""
+    """Lane 0 is this workspace; a part that cannot move stays in it; the rest largest first (by :data:`MINUTES`)
+    to the least loaded lane."""
     plan: list[list[Part]] = [[] for _ in range(max(lanes, 1))]
-    load = [0] * len(plan)
-    for part in sorted(todo, key=lambda p: (p.relocatable, -len(p.todo), p.stages)):
+    load = [0.0] * len(plan)
+    for part in sorted(todo, key=lambda p: (p.relocatable, -weight(p), p.stages)):
         lane = 0 if not part.relocatable else min(range(len(plan)), key=lambda i: (load[i], i))
         plan[lane].append(part)
-        load[lane] += len(part.todo)
+        load[lane] += weight(part)
     return plan
 
 
