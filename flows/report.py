@@ -36,7 +36,7 @@ from embodied_safety.codekey import cached_code_key
 from embodied_safety.evaluation.render import render
 from embodied_safety.shield.rl.report import render_tables
 from embodied_safety.train.variants import LABELS
-from flows._stage import Stage
+from flows._stage import Out, Stage
 from tasks.tracking import log_artifacts, mlflow_run, tracking_config
 
 OUT = Path("reports")
@@ -70,7 +70,8 @@ STAGE = Stage("report", report, inputs={
     "safebranch": str(SAFEBRANCH), "sb_metrics": str(SB_METRICS), "baselines": str(BASELINES),
     "funnel_path": str(FUNNEL), "alfred": str(ALFRED), "alfred_metrics": str(ALFRED_METRICS),
     "agentbench": str(AGENTBENCH), "shield": str(SHIELD), "gpu_runs": str(GPU_RUNS),
-    "boot_metrics": str(BOOT_METRICS)}, outs=(str(OUT),))
+    "boot_metrics": str(BOOT_METRICS)},
+              outs=(Out(str(OUT), cache=False),))  # the rendered tables and figures, kept in git (small)
 main = STAGE.main
 
 if __name__ == "__main__":

@@ -40,9 +40,15 @@ def test_no_worklog_in_code():
     assert not hits, _message(hits)
 
 
-@pytest.mark.xfail(strict=False, reason="docs cleanup in progress")
 def test_no_worklog_in_docs():
-    paths = [p for p in (ROOT / "README.md", ROOT / "CHANGELOG.md") if p.exists()]
-    paths += sorted((ROOT / "docs").glob("*.md"))
+    """The reference pages under docs/ (CHANGELOG.md may name versions and is not checked)."""
+    paths = sorted((ROOT / "docs").glob("*.md"))
+    assert paths, "no .md files found under docs/"
     hits = _hits(paths)
+    assert not hits, _message(hits)
+
+
+@pytest.mark.xfail(strict=False, reason="README rewrite in progress")
+def test_no_worklog_in_readme():
+    hits = _hits([ROOT / "README.md"])
     assert not hits, _message(hits)
