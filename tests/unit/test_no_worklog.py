@@ -10,8 +10,6 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import ROOT
 
 STOP = re.compile(r"\b[Ss]top [0-9]+\b")
@@ -48,7 +46,6 @@ def test_no_worklog_in_docs():
     assert not hits, _message(hits)
 
 
-@pytest.mark.xfail(strict=False, reason="README rewrite in progress")
 def test_no_worklog_in_readme():
     hits = _hits([ROOT / "README.md"])
     assert not hits, _message(hits)
