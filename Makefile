@@ -40,7 +40,7 @@ export HF_HUB_OFFLINE := 1
 export MUJOCO_GL := egl
 export MPLBACKEND := Agg
 
-.PHONY: setup demo verify results-table study shield-study shield-ablations test test-fast lint bench clean server server-stop vllm vllm-serve
+.PHONY: setup demo verify docs study shield-study shield-ablations test test-fast lint bench clean server server-stop vllm vllm-serve
 
 setup: $(STAMP)  ## create .venv and install the project with its pipeline, train, llm and dev extras
 
@@ -93,8 +93,8 @@ shield-study: setup  ## ShieldVLA's study (Dubins-VL at 1 M steps, 3 seeds, δ s
 shield-ablations: setup  ## ShieldVLA's ablation matrix at the CPU budget (~2 h on 2 cores): results/shield-ablations/
 	python deployments/study.py studies/shield-ablations.yaml
 
-results-table: setup  ## regenerate the README's results table from the committed metrics files
-	python deployments/results_table.py --write README.md
+docs: setup  ## regenerate the marked result blocks of README.md and docs/*.md from the committed result files (CHECK=1: only check)
+	python deployments/docs.py $(if $(CHECK),--check)
 
 # ATOL / RTOL: the tolerance of a number (|run - committed| <= ATOL + RTOL * |committed|); REV: the committed side
 ATOL ?= 0.05
