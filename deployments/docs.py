@@ -34,8 +34,10 @@ def render(source: str, root: Path = ROOT) -> str:
     if path.suffix != ".md" or not path.is_file():
         raise SystemExit(f"generated block source {source!r}: not a committed Markdown result file")
     text = path.read_text().strip()
-    # a report's own top heading becomes bold text inside a doc page (the page has its own headings)
-    return re.sub(r"^# (.+)$", r"**\1**", text, count=1, flags=re.M)
+    # inside a doc page the report's headings sit below the page's own: its title becomes bold text, the rest go
+    # two levels down
+    text = re.sub(r"^# (.+)$", r"**\1**", text, flags=re.M)
+    return re.sub(r"^(#{2,4}) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", text, flags=re.M)
 
 
 def regenerate(text: str, root: Path = ROOT) -> str:

@@ -10,6 +10,8 @@ import textwrap
 import pytest
 import yaml
 
+from embodied_safety.threads import STAGE_THREADS
+
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -105,5 +107,20 @@ def test_one_lane_is_a_plain_repro_with_pinned_threads(tmp_path, venv_env):
     (repo / "dvc.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     out = sh([sys.executable, str(SCRIPT), "--lanes", "1"], repo, env)
     assert "one lane" in out and "Running stage 'a1'" in out and "[lane" not in out
-    assert (repo / "threads.txt").read_text().strip() == "2"
+    assert (repo / "threads.txt").read_text().strip() == str(STAGE_THREADS)
     assert "up to date" in sh(["dvc", "status"], repo, env).lower()
+
+
+def test_a_shared_root_stage_runs_in_each_part_that_reads_it(tmp_path, venv_env):
+    """A root stage (it reads no other stage's outputs; cheap and deterministic, like household_suite) does not tie
+    the parts reading it together: each part carries it, so the part without a persistent output can move."""
+    env = {**venv_env, "DVC_NO_ANALYTICS": "1"}
+    repo = tmp_path / "repo"
+    make_repo(repo, env)
+    spec = yaml.safe_load((repo / "dvc.yaml").read_text())
+    spec["stages"]["b1"]["deps"] = ["src_b.txt", "out/a1"]  # a1 now feeds both chains
+    spec["stages"]["b1"]["cmd"] = f"{CMD} out/b1 src_b.txt out/a1"
+    (repo / "dvc.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    out = sh([sys.executable, str(SCRIPT), "--lanes", "2", "--dry-run"], repo, env)
+    assert "plan: here: a1 b1 b2 (stays here: b2 keeps a persistent output (store))" in out
+    assert "plan: lane 1: a1 a2" in out
