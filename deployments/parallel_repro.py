@@ -151,7 +151,7 @@ def make_worktree(root: Path, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     _git("worktree", "add", "--quiet", "--detach", str(path), rev, cwd=root)
     for name in _git("ls-files", "-z", "--others", "--exclude-standard", cwd=root).split("\0"):
-        if name:
+        if name and not (root / name).is_dir():  # a linked store (a lane of a lane) is linked again below
             (path / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / name, path / name)
     from dvc.repo import Repo
