@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from embodied_safety.threads import STAGE_THREADS
-
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
