@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 from .actions import Action, StepParseError, parse_step
 from .objects import affordance, canonical_type, is_known_type
+from .scenes import room_type
 
 TaskType = Literal["safe_detailed", "unsafe_detailed", "abstract", "long_horizon"]
 TASK_TYPES: tuple[TaskType, ...] = ("safe_detailed", "unsafe_detailed", "abstract", "long_horizon")
@@ -215,7 +216,7 @@ def read_rows(path: Path, report: LoadReport) -> list[tuple[int, Any]]:
         return list(enumerate(pq.read_table(path).to_pylist(), start=1))
     data = path.read_bytes()
     if path.suffix == ".json" and data.lstrip().startswith(b"["):
-        return list(enumerate(json.loads(data.decode("utf-8", errors="replace")), start=1))
+        return _array_rows(path, data.decode("utf-8", errors="replace"), report)
     rows = []
     for n, raw in enumerate(data.splitlines(), start=1):
         try:
@@ -232,7 +233,38 @@ def read_rows(path: Path, report: LoadReport) -> list[tuple[int, Any]]:
         except json.JSONDecodeError as exc:
             report.read[_type_of(path)] += 1
             report.rejected.append(Rejected(f"{path.name}:{n}", "<line>", f"not JSON: {exc.msg}"))
+        except RecursionError:
+            report.read[_type_of(path)] += 1
+            report.rejected.append(Rejected(f"{path.name}:{n}", "<line>", "JSON nested too deeply to read"))
     return rows
+
+
+def _array_rows(path: Path, text: str, report: LoadReport) -> list[tuple[int, Any]]:
+    """The items of a ``.json`` array file, one at a time: a truncated or broken file keeps the items before the
+    break, and the break is reported (item number, reason) instead of failing the load."""
+    decoder = json.JSONDecoder()
+    rows: list[tuple[int, Any]] = []
+    i = text.index("[") + 1
+    while True:
+        while i < len(text) and (text[i].isspace() or (text[i] == "," and rows)):
+            i += 1
+        if i < len(text) and text[i] == "]":
+            return rows
+        n = len(rows) + 1
+        if i >= len(text):
+            reason = f"the JSON array is truncated after {len(rows)} items"
+        else:
+            try:
+                row, i = decoder.raw_decode(text, i)
+                rows.append((n, row))
+                continue
+            except json.JSONDecodeError as exc:
+                reason = f"not JSON at item {n}: {exc.msg}; the rest of the file is not read"
+            except RecursionError:
+                reason = f"item {n} is nested too deeply to read; the rest of the file is not read"
+        report.read[_type_of(path)] += 1
+        report.rejected.append(Rejected(f"{path.name}:{n}", "<item>", reason))
+        return rows
 
 
 def _type_of(path: Path) -> str:
@@ -384,6 +416,10 @@ def build_tasks(task_type: TaskType, source: str, index: int, row: Any, report: 
     if not isinstance(row, dict):
         raise RowError("<row>", f"expected a JSON object, got {type(row).__name__}")
     scene = _text(row, "scene_name")
+    try:
+        room_type(scene)  # the world builds iTHOR floor plans only: an unknown scene is this row's error, not the run's
+    except ValueError as exc:
+        raise RowError("scene_name", str(exc)) from None
     if task_type != "abstract":
         _text(row, "instruction")  # the field a user looks for first
     task_id = f"{task_type}/{index:04d}"
@@ -433,6 +469,9 @@ def load_tasks(data_dir: str | Path) -> tuple[list[BenchTask], LoadReport]:
                 built = build_tasks(task_type, source, index, row, report)
             except RowError as exc:
                 report.rejected.append(Rejected(source, exc.field, str(exc)))
+                continue
+            except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:  # a shape no rule names
+                report.rejected.append(Rejected(source, "<row>", f"{type(exc).__name__}: {str(exc)[:200]}"))
                 continue
             report.rows[task_type] += 1
             tasks += built
