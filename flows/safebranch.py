@@ -21,6 +21,7 @@ Data, runs and figures: :mod:`embodied_safety.train.study`; tasks and the ``Trai
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 from prefect import flow
@@ -29,7 +30,7 @@ from embodied_safety.actors.hf import HFActor
 from embodied_safety.config.promote import PromoteConfig
 from embodied_safety.config.safebranch import SafeBranchConfig
 from embodied_safety.evaluation.selection import floor_from, metrics_only, rank
-from embodied_safety.io import without_run_facts, write_json
+from embodied_safety.io import replace_dir, scratch_dir, without_run_facts, write_json
 from embodied_safety.manifest import write_manifest
 from embodied_safety.train.study import (
     dev_evaluator,
@@ -64,6 +65,7 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
     sr_floor = floor_from(base_dev["sr"], cfg.max_dev_sr_drop)
     print(f"base dev SR {base_dev['sr']:.3f} SSR {base_dev['ssr']:.3f}; selection floor dev SR >= "
           + (f"{sr_floor:.3f}" if sr_floor is not None else "none"))
+    final, out = out, scratch_dir(out)  # every output is written here and published whole at the end
     trainer = Trainer(cfg, base, data, splits, out, sr_floor)
     lrs, sweep_runs = trainer.sweep(cfg.seeds[0])
     runs = [trainer.run(v, seed, lrs_for(v, lrs), register=True) for seed in cfg.seeds for v in cfg.variants]
@@ -79,7 +81,9 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
                "paired": paired, "base_risks": base_risks, "seeds": list(cfg.seeds), "dev_split": cfg.dev_split,
                "eval_splits": list(cfg.eval_splits), "scale": cfg.scale}
     metrics = summary_metrics(lrs, base_eval, runs, cfg.eval_splits, paired)
-    write_json(out / "results.json", without_run_facts(results))
+    # the runs name their model dirs under the scratch folder: results.json names them where they are published
+    results = json.loads(json.dumps(without_run_facts(results), default=str).replace(str(out), str(final)))
+    write_json(out / "results.json", results)
     with mlflow_run(trainer.track, "safebranch-report", params={**dataclasses.asdict(cfg), "picked_lrs": lrs}):
         log_metrics(metrics)
         log_artifacts([out / "results.json", *figures])
@@ -90,8 +94,9 @@ def safebranch(cfg: SafeBranchConfig = SafeBranchConfig(), base: Path = BASE, pa
         decision = promote(promote_cfg, version=best.version, base_dev=base_dev)
         print(f"promotion of {cfg.registered_model} v{best.version} (SafeBranch seed {best.seed}): {decision['reason']}")
     write_manifest(out, cfg, inputs=[pairs_dir, base])
+    replace_dir(out, final)
     write_json(metrics_path, metrics)
-    print(f"{out / 'results.json'} written; the report stage renders its tables (python -m flows.report)")
+    print(f"{final / 'results.json'} written; the report stage renders its tables (python -m flows.report)")
     return metrics
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
@@ -56,8 +57,15 @@ def _is_package(name: str, root: Path) -> bool:
     return f is not None and f.name == "__init__.py"
 
 
+#: an entry point into a repository module, ``"pkg.module:attr"`` (Gymnasium's ``register(entry_point=...)``, a
+#: plugin registry): the module is imported when a registry uses the string, so it is part of the closure
+_ENTRY_POINT = re.compile(r"(?:embodied_safety|flows|tasks)(?:\.[A-Za-z_]\w*)+:[A-Za-z_][\w.]*")
+
+
 def imported_modules(name: str, root: Path = REPO) -> set[str]:
-    """Names of the repository modules ``name`` imports directly (every ``import`` statement in its source)."""
+    """Names of the repository modules ``name`` imports directly: every ``import`` statement in its source, and every
+    string constant that is an entry point into one (``"embodied_safety.envs.control.franka:FrankaReachEnv"``: a
+    registry imports it by name)."""
     path = module_file(name, root)
     if path is None:
         return set()
@@ -65,7 +73,9 @@ def imported_modules(name: str, root: Path = REPO) -> set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _ENTRY_POINT.fullmatch(node.value):
+            found.add(node.value.split(":")[0])  # a string entry point: imported when the registry uses it
+        elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:

@@ -61,3 +61,18 @@ def test_an_edit_changes_the_key_of_exactly_the_modules_that_import_the_file(tmp
     prompt = root / "src/embodied_safety/actors/prompts/actor_compact_v1.txt"
     prompt.write_text(prompt.read_text() + " ")
     assert code_key(*ROLLOUT_CODE, root=root) != code_key(*ROLLOUT_CODE)  # a prompt template is code too
+
+
+def test_modules_registered_by_string_entry_point_are_in_the_closure():
+    """Gymnasium registers the control envs by string (``"embodied_safety.envs.control.franka:FrankaReachEnv"``):
+    no import statement names franka.py, yet every stage that makes the env runs it, so a change to it must re-run
+    them (dvc.yaml's deps are these closures)."""
+    from embodied_safety.codekey import closure_deps, imported_modules
+    from embodied_safety.envs.control import ENTRY_POINTS
+
+    modules = {entry.split(":")[0] for entry in ENTRY_POINTS.values()}
+    assert modules <= imported_modules("embodied_safety.envs.control")
+    files = {f"src/{m.replace('.', '/')}.py" for m in modules}
+    for stage in ("flows.shield_demos", "flows.bc_policy", "flows.shield_rollouts", "flows.shield_ppo"):
+        assert files <= set(closure_deps(stage)), stage
+    assert not files & set(closure_deps("flows.household_suite"))  # not a reason to re-run the household stages

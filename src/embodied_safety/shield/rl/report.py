@@ -391,10 +391,11 @@ def monotone(values: Sequence[float], decreasing: bool = True, tol: float = 0.0)
 def plot_curves(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], title: str,
                 runs: Sequence[str] | None = None) -> Path:
     """Training CSC, reach and SR (stochastic policy, episodes ending in each iteration) against env steps."""
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     runs = runs or sorted({r["run"] for r in rows})
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    fig = Figure(figsize=(15, 4))
+    axes = fig.subplots(1, 3)
     data: list[dict[str, Any]] = []
     for run in runs:
         hs = [r["history"] for r in rows if r["run"] == run and r["history"]]
@@ -417,13 +418,12 @@ def plot_curves(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str],
 
 
 def _save(fig: Any, path: str | os.PathLike[str], title: str) -> Path:
-    import matplotlib.pyplot as plt
+    """Title, layout, then the PNG written atomically (a temporary file, then a rename)."""
+    from ...evaluation.plots import save_figure
 
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path, dpi=110)
 
 
 def _smooth(y: np.ndarray, k: int = 5) -> np.ndarray:
@@ -437,12 +437,13 @@ def _smooth(y: np.ndarray, k: int = 5) -> np.ndarray:
 
 def plot_bars(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], title: str) -> Path:
     """Evaluation SR and CSC per run (mean, seed-std error bars)."""
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     g = group(rows)
     keys = sorted(g, key=lambda k: (k[0], list(LABELS).index(k[1]) if k[1] in LABELS else 99, k[1]))
     names = [LABELS.get(k[1], k[1]) for k in keys]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 0.5 * len(keys) + 2))
+    fig = Figure(figsize=(12, 0.5 * len(keys) + 2))
+    axes = fig.subplots(1, 2)
     data: list[dict[str, Any]] = []
     for ax, key, colour in zip(axes, ("sr", "csc"), ("tab:green", "tab:red"), strict=True):
         means = [_stats(g[k][key])[0] for k in keys]
@@ -501,11 +502,13 @@ def plot_safe_set(values: Mapping[str, np.ndarray], grid: Mapping[str, Any], pat
                   title: str) -> Path:
     """Fig. 3: one row per critic, one column per heading; blue Q > 0 (feasible), red Q < 0, the Q = 0 contour
     in black, the obstacle disc and the d_safe ring (where the ground-truth margin is 0) in grey."""
-    import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Circle
 
     heads = grid["headings"]
-    fig, axes = plt.subplots(len(values), len(heads), figsize=(3.3 * len(heads), 3.2 * len(values)), squeeze=False)
+    fig = Figure(figsize=(3.3 * len(heads), 3.2 * len(values)))
+    axes = fig.subplots(len(values), len(heads), squeeze=False)
     ext = (grid["xs"][0], grid["xs"][-1], grid["xs"][0], grid["xs"][-1])
     for r, (name, q) in enumerate(values.items()):
         lim = float(np.nanmax(np.abs(q))) or 1.0
@@ -515,7 +518,7 @@ def plot_safe_set(values: Mapping[str, np.ndarray], grid: Mapping[str, Any], pat
             ax.contour(grid["xs"], grid["xs"][::-1], q[c], levels=[0.0], colors="k", linewidths=1.2)
             ox, oy = grid["obstacle"]
             for rad, style in ((grid["r_obs"], "-"), (grid["r_obs"] + grid["d_safe"], "--")):
-                ax.add_patch(plt.Circle((ox, oy), rad, fill=False, color="grey", ls=style))
+                ax.add_patch(Circle((ox, oy), rad, fill=False, color="grey", ls=style))
             ax.arrow(-0.75, -0.75, 0.15 * math.cos(th), 0.15 * math.sin(th), head_width=0.05, color="k")
             ax.set_xlim(ext[0], ext[1])
             ax.set_ylim(ext[2], ext[3])
