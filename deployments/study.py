@@ -43,6 +43,7 @@ import yaml
 from parallel_repro import make_worktree, remove_worktree
 
 from embodied_safety.io import replace_dir, scratch_dir, write_json
+from embodied_safety.manifest import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDIES = ROOT / ".dvc" / "tmp" / "studies"
@@ -78,16 +79,6 @@ def apply(params: Path, overrides: list[str]) -> None:
 
 def _git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def provenance(recipe: dict[str, Any], recipe_path: Path, work: Path, start: float, end: float) -> dict[str, Any]:
