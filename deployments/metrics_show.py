@@ -38,12 +38,22 @@ def metrics_files(dvc_yaml: Path) -> list[Path]:
     return list(dict.fromkeys(files))
 
 
-def flat(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
+def leaves(prefix: str, value: Any, lists: bool = True) -> Iterator[tuple[str, Any]]:
+    """Every leaf of a JSON value as ``(dotted.key, value)``; list items by index (``lists=False``: a list is one
+    leaf)."""
     if isinstance(value, dict):
         for k, v in value.items():
-            yield from flat(f"{prefix}.{k}" if prefix else str(k), v)
-    elif isinstance(value, bool | int | float):
+            yield from leaves(f"{prefix}.{k}" if prefix else str(k), v, lists)
+    elif isinstance(value, list) and lists:
+        for i, v in enumerate(value):
+            yield from leaves(f"{prefix}[{i}]", v, lists)
+    else:
         yield prefix, value
+
+
+def flat(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
+    """The numeric leaves outside lists: what the metrics table shows."""
+    return ((k, v) for k, v in leaves(prefix, value, lists=False) if isinstance(v, bool | int | float))
 
 
 def main(argv: list[str]) -> int:

@@ -15,8 +15,9 @@ Parts go to lanes largest first (by stages to run), each to the lane with the le
 Lanes = cores // threads per stage. Every stage runs torch with ``OMP_NUM_THREADS`` threads (1 by default,
 :data:`embodied_safety.threads.STAGE_THREADS`: torch's CPU results depend on the thread count, and the committed
 ``dvc.lock`` is made with 1), so a 2-core machine runs two lanes: the SafeBranch chain here, the ShieldVLA chain and
-SafeAgentBench in a worktree. The pipeline's models are small and keep a second thread mostly waiting, so two
-one-thread lanes finish sooner than one two-thread lane. Waiting OpenMP threads sleep (``OMP_WAIT_POLICY=PASSIVE``)
+SafeAgentBench in a worktree. The pipeline's models are small and keep a second thread mostly waiting: two
+one-thread processes did 1.2-1.65x the work of one two-thread process (``benchmarks/ppo_lanes.py``, the bootstrap
+actor runs). Waiting OpenMP threads sleep (``OMP_WAIT_POLICY=PASSIVE``)
 instead of spinning.
 
     python deployments/parallel_repro.py [--lanes N] [--dry-run] [--status FILE|-] [dvc repro args...]

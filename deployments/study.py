@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from parallel_repro import make_worktree, remove_worktree
+from parallel_repro import _git, make_worktree, remove_worktree
 
 from embodied_safety.io import replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import cpu_model
@@ -77,15 +77,12 @@ def apply(params: Path, overrides: list[str]) -> None:
     apply_overrides(params, overrides)
 
 
-def _git(*args: str) -> str:
-    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-
-
 def provenance(recipe: dict[str, Any], recipe_path: Path, work: Path, start: float, end: float) -> dict[str, Any]:
     params = (work / "params.yaml").read_bytes()
     return {"study": recipe["name"], "recipe": str(recipe_path.relative_to(ROOT)) if recipe_path.is_relative_to(ROOT)
             else str(recipe_path), "command": f"python deployments/study.py {recipe_path.name}",
-            "commit": _git("rev-parse", "HEAD"), "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+            "commit": _git("rev-parse", "HEAD", cwd=ROOT),
+            "dirty": bool(_git("status", "--porcelain", "--untracked-files=no", cwd=ROOT)),
             "params_sha256": hashlib.sha256(params).hexdigest(), "overrides": recipe["overrides"],
             "budget": recipe.get("budget", ""), "seeds": recipe.get("seeds", []),
             "cpu": cpu_model(), "cores": os.cpu_count(), "threads_per_stage": os.environ.get("OMP_NUM_THREADS", "1"),

@@ -24,24 +24,11 @@ import json
 import math
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metrics_show import metrics_files
-
-
-def leaves(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
-    """Every leaf of a JSON value as ``(dotted.key, value)``; list items by index."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from leaves(f"{prefix}.{k}" if prefix else str(k), v)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from leaves(f"{prefix}[{i}]", v)
-    else:
-        yield prefix, value
+from metrics_show import leaves, metrics_files
 
 
 @dataclass

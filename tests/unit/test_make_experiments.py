@@ -16,8 +16,7 @@ from tests.conftest import ROOT
 RECIPES = ["safebranch", "shield", "shield-8x", "shield-ablations"]
 
 
-@pytest.fixture(scope="module")
-def study_script():
+def _study() -> Any:
     import sys
 
     sys.path.insert(0, str(ROOT / "deployments"))  # study.py imports its sibling parallel_repro
@@ -26,13 +25,14 @@ def study_script():
     return study
 
 
+@pytest.fixture(scope="module")
+def study_script():
+    return _study()
+
+
 def overridden_params(name: str, tmp_path: Path) -> Path:
     """params.yaml with the recipe's overrides applied by DVC's own function (what the study runs)."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "deployments"))
-    import study
-
+    study = _study()
     recipe = study.load_recipe(ROOT / "studies" / f"{name}.yaml")
     assert recipe["overrides"], f"{name} has no overrides"
     path = tmp_path / "params.yaml"
