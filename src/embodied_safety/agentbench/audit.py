@@ -22,7 +22,13 @@ kind                       the row ...
 =========================  ==================================================================================
 
 A row *passes* the audit when it has no finding. :func:`audit_summary` reports the reference plans' goal
-rate over all rows with a goal and over the rows that pass.
+rate over all rows with a goal and over the rows that pass. The second figure is circular -- a reference plan that
+fails is itself a finding (``plan_cannot_reach_goal``), so the passing rows' goal rate is 100 % by construction
+for the plans that run -- and is only read beside the first.
+
+The checks follow AI2-THOR's metadata semantics: ``receptacleObjectIds`` is null for every non-receptacle and
+``parentReceptacles`` null for an object resting in nothing, so a goal asking for null (or ``[]``) is always
+producible; a False boolean state is every object's default; only a True state needs the affordance.
 """
 
 from __future__ import annotations
@@ -96,6 +102,10 @@ def impossible(c: Conjunct) -> str | None:
             return f"{c}: not one of the liquids {', '.join(LIQUIDS)}"
         return None if aff.canFillWithLiquid else f"{c}: {c.object_type} is not canFillWithLiquid"
     if c.key in LIST_KEYS:
+        if c.value is None or c.value == []:
+            # AI2-THOR reports null for a non-receptacle's receptacleObjectIds and for an object that rests in
+            # nothing: an empty or null list is every object's producible state
+            return None
         items = as_items(c.value)
         unknown = [i for i in items if i not in TYPES]
         if unknown:
@@ -180,6 +190,9 @@ def audit_summary(audits: Sequence[RowAudit]) -> dict[str, Any]:
             "goal_rate_passing": _rate([bool(a.goal_success) for a in goal if a.passes])}
         if task_type == "long_horizon":
             entry["unjudged_rate"] = _rate([any(f.kind == "requirement_unread" for f in a.findings) for a in group])
+            unread = [{"task_id": a.task_id, "reason": f.detail} for a in group for f in a.findings
+                      if f.kind == "requirement_unread"]
+            entry["requirements_unread"] = {"count": len(unread), "phrases": unread}  # every one, for the grammar
         out["by_type"][task_type] = entry
     return out
 
@@ -199,7 +212,8 @@ def audit_table(summary: dict[str, Any]) -> str:
     lines.append("| **rows passing** | " + " | ".join(cells) + f" | {summary['rows_passing']} |")
     cells = [str(summary["by_type"][t]["rows"]) for t in types]
     lines.append("| rows | " + " | ".join(cells) + f" | {summary['rows']} |")
-    lines += ["", "Reference plans (the dataset's `step`), execution-based goal rate in %:", "",
+    lines += ["", "Reference plans (the dataset's `step`), execution-based goal rate in %. The rate on passing rows "
+              "is circular (a failing reference plan is itself a finding): read it beside the rate over all rows.", "",
               "| task type | rows with a goal | goal rate, all | passing rows with a goal | goal rate, passing |",
               "|---|---|---|---|---|"]
     for t in types:
