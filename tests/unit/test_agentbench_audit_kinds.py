@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from embodied_safety.agentbench.audit import KINDS, audit_summary, audit_table, audit_task, impossible
-from embodied_safety.agentbench.guard import check_plan
 from embodied_safety.agentbench.episode import task_world
+from embodied_safety.agentbench.guard import check_plan
 from embodied_safety.envs.agentbench.dataset import load_tasks
 from embodied_safety.envs.agentbench.goals import Conjunct
 
