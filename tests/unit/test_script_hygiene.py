@@ -78,3 +78,15 @@ def test_the_check_sees_a_patch_and_a_private_import():
                      "setattr on library object GatedPPO",
                      "uses private library name eio._atomic"], found
     assert not violations("import numpy as np\nnp.x = 1\n", "ok.py")
+
+
+def test_no_library_module_is_a_command():
+    """Command-line entry points live in analysis/, benchmarks/ and deployments/ (and the stages' flows/): no module
+    under src/ carries an ``if __name__ == "__main__"`` block."""
+    found = []
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) \
+                    and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__":
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, found

@@ -6,16 +6,13 @@ a critic-free evaluation (:func:`.actor_eval.evaluate_actor`, the stage's evalua
 it also lists, per later model, the tasks the first model solves and it fails, with both action sequences
 (docs/training.md).
 
-    python -m embodied_safety.rollout.failure_modes --split data/household/splits/test \\
+    python analysis/failure_modes.py --split data/household/splits/test \\
         models/bootstrap_actor/model models/safebranch/seed0/sft-sft-lr0.001
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 
@@ -40,29 +37,3 @@ def lost_tasks(reference: Sequence[Any], other: Sequence[Any]) -> list[dict[str,
     """The episodes (aligned by task) that ``reference`` solves and ``other`` fails: task, both action sequences."""
     return [{"task": str(a.task), "reference": list(a.actions), "other": list(b.actions)}
             for a, b in zip(reference, other, strict=True) if a.success and not b.success]
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    from ..actors.hf import HFActor
-    from ..envs.household.env import load_task_dir
-    from .actor_eval import evaluate_actor
-
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("models", nargs="+", help="actor dirs (HF model dirs)")
-    parser.add_argument("--split", type=Path, default=Path("data/household/splits/test"))
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--lost", action="store_true", help="list the tasks the first model solves and a later one fails")
-    args = parser.parse_args(argv)
-    tasks = load_task_dir(args.split)[0]
-    first: Sequence[Any] = ()
-    for model in args.models:
-        _, results = evaluate_actor(tasks, HFActor(model, batch_size=64))
-        print(model, json.dumps({k: round(v, 3) for k, v in failure_modes(results, args.repeat).items()}))
-        if args.lost and first:
-            for row in lost_tasks(first, results):
-                print("  lost", json.dumps(row))
-        first = first or results
-
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,7 @@
 """How many BEHAVIOR-1K activity definitions shipped in ``bddl`` parse and initialise in the world.
 
 Every predicate of the ``omnigibson`` domain is known to the world (issue 17), so a problem that
-fails is reported with its reason, never dropped. ``python -m embodied_safety.envs.household.coverage``
+fails is reported with its reason, never dropped. ``python analysis/behavior_coverage.py``
 prints the figure.
 """
 
@@ -55,9 +55,3 @@ def _reason(problem: str) -> str:
     if problem.startswith("unknown predicate"):
         return problem.split(" (supported")[0]
     return problem.split(":")[0][:80]
-
-
-if __name__ == "__main__":  # python -m embodied_safety.envs.household.coverage
-    import json
-
-    print(json.dumps(behavior_coverage(), indent=2))

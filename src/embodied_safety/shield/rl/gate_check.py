@@ -21,7 +21,7 @@ Two questions, on Dubins-VL, against the simulator:
    agree with that probe on only about three quarters of its states (a different continuation; a best candidate
    of "straight" counts as a miss), so a critic that had learned the HJ value could not reach 80 % there.
 
-``python -m embodied_safety.shield.rl.state_control check`` runs both on the state-based control (a BC start policy,
+``python analysis/state_control.py check`` runs both on the state-based control (a BC start policy,
 its rollouts, a critic warmed with each target; ``data/shield/gate_check_state.json``); the ``shield_ppo`` stage
 runs :func:`gate_check` on its warmed critics before any run (``data/shield/ppo/<env>/gate_check.json``).
 """

@@ -5,8 +5,8 @@ in seconds, its own stochastic rollouts warm a safety critic (App. D's warm-up, 
 :func:`.ppo.train` runs each method from it with ``obs: state`` on the ground-truth margin ℓ* (the "HJ (GT
 cost)" setting) — so what the gate does to cost and success shows in minutes, without the encoder in the way::
 
-    python -m embodied_safety.shield.rl.state_control check            # the offline gate check, both critic targets
-    python -m embodied_safety.shield.rl.state_control compare --seeds 0 1 2   # table + data/shield/state_control.json
+    python analysis/state_control.py check            # the offline gate check, both critic targets
+    python analysis/state_control.py compare --seeds 0 1 2   # table + data/shield/state_control.json
 
 Runs (:data:`RUNS`): unconstrained PPO, PPO-Lagrangian, the D.1 gate (critic of the current policy) with the
 cost-advantage step, and the selective gate (HJ critic, best candidate action) with the cost-advantage step or
@@ -16,7 +16,6 @@ the recovery target. Seeds: BC demos ``1_000_000 + i``, start rollouts ``2_000_0
 
 from __future__ import annotations
 
-import argparse
 import copy
 import time
 from collections.abc import Sequence
@@ -265,33 +264,3 @@ def check(cfg: StateControlConfig) -> dict[str, Any]:
         print(f"target {target}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
                                                 for k, v in out[target].items()))
     return out
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    from pathlib import Path
-
-    from ...io import write_json
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=["check", "compare"])
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="compare: PPO seeds")
-    ap.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS), help="compare: runs")
-    ap.add_argument("--steps", type=int, default=StateControlConfig.total_steps, help="compare: env steps per run")
-    ap.add_argument("--warm-td", type=int, default=StateControlConfig.warm_td, help="TD steps of the warm-up")
-    ap.add_argument("--exit-is-failure", action="store_true", help="leaving the workspace is a failure to the critic")
-    ap.add_argument("--out", default=None, help="JSON (default data/shield/{gate_check_state,state_control}.json)")
-    args = ap.parse_args(argv)
-    cfg = StateControlConfig(total_steps=args.steps, warm_td=args.warm_td, exit_is_failure=args.exit_is_failure)
-    if args.command == "check":
-        out = check(cfg)
-        path = args.out or "data/shield/gate_check_state.json"
-    else:
-        out = compare(cfg, args.runs, args.seeds)
-        print(table(out))
-        path = args.out or "data/shield/state_control.json"
-    write_json(Path(path), out)
-    return out
-
-
-if __name__ == "__main__":
-    main()
