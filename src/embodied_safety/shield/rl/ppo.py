@@ -30,6 +30,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -134,6 +135,9 @@ class PPOConfig:
     beta_max: float = 15.0
     beta0: float = 3.0
     lambda0: float = 0.0  # ppo_lag / penalty start (SafeVLA starts its multiplier at 0)
+    #: the cap of λ (``ppo_lag`` / ``penalty``), as OmniSafe's ``Lagrange(lagrangian_upper_bound=...)``; None = no cap
+    #: (λ then only grows while c̄ > c_max: 99.7 after 1 M Dubins-VL steps). β (``gated``) is capped by ``beta_max``
+    lagrangian_upper_bound: float | None = None
     critic: CriticConfig = field(default_factory=CriticConfig)
     seed: int = 0
     threads: int = 2
@@ -206,6 +210,60 @@ def gaussian_kl(mean0: Tensor, log_std0: Tensor, mean: Tensor, log_std: Tensor) 
     var0, var = (2 * log_std0).exp(), (2 * log_std).exp()
     kl = log_std - log_std0 + (var0 + (mean0 - mean) ** 2) / (2 * var) - 0.5
     return kl.sum(-1).mean()
+
+
+@dataclass
+class Lagrange:
+    """A cost constraint's multiplier by dual ascent on the mean episode cost (Eq. 7; OmniSafe's ``Lagrange``):
+    ``m ← clip(m + lr·(c̄ − cost_limit), lower, upper)``. β of ``gated`` is one in [β_min, β_max]; λ of ``ppo_lag`` /
+    ``penalty`` one in [0, ``lagrangian_upper_bound``]."""
+
+    value: float
+    lr: float
+    cost_limit: float
+    lower: float = 0.0
+    upper: float | None = None
+
+    @classmethod
+    def for_config(cls, cfg: PPOConfig) -> Lagrange:
+        if cfg.method == "gated":
+            return cls(cfg.beta0, cfg.eta, cfg.c_max, cfg.beta_min, cfg.beta_max)
+        return cls(cfg.lambda0, cfg.eta, cfg.c_max, 0.0, cfg.lagrangian_upper_bound)
+
+    def update(self, mean_cost: float) -> float:
+        value = max(self.lower, self.value + self.lr * (mean_cost - self.cost_limit))
+        self.value = float(value if self.upper is None else min(value, self.upper))
+        return self.value
+
+
+def clipped_surrogate(adv: Tensor, ratio: Tensor, clip: float) -> Tensor:
+    """PPO's per-sample clipped surrogate loss ``max(−A·r, −A·clip(r, 1 ± ε))``."""
+    return torch.max(-adv * ratio, -adv * torch.clamp(ratio, 1 - clip, 1 + clip))
+
+
+def constrained_loss(cfg: PPOConfig, dual: float, pg: Tensor, ratio: Tensor, mean: Tensor, gate: Tensor,
+                     adv: Tensor, cost_adv: Tensor | None, a_star: Tensor | None,
+                     q_of: Callable[[Tensor], Tensor] | None, scale: Tensor) -> tuple[Tensor, float | None]:
+    """The policy loss of a minibatch with the method's safety term, given PPO's per-sample surrogate ``pg``
+    (:func:`clipped_surrogate`); returns (loss, the safety term for the logs). What the infeasible (ζ = 0)
+    samples train on, for ``gated``: the recovery pull ``w·‖(ā − a*)/scale‖²`` toward the best candidate
+    (``recovery``, w = ``recovery_weight`` or β), SafeVLA's mixed advantage ``(A_r − βA_c)/(1+β)`` (``mixed``), the
+    cost advantage weighted by β (``advantage``), or ``−β·Q_s(o, ā)`` (``dpg``, via ``q_of``); ``penalty`` adds
+    ``λ·max(0, −Q_s)``; ``ppo`` / ``ppo_lag`` are plain PPO (λ is in their advantage)."""
+    q, pg_safe = None, None
+    if cfg.method == "gated" and cfg.safety_update == "recovery" and a_star is not None:
+        weight = dual if cfg.recovery_weight is None else cfg.recovery_weight
+        pg_safe = weight * (((mean - a_star) / scale) ** 2).mean(-1)
+    elif cfg.method == "gated" and cfg.safety_update not in ("dpg", "recovery"):
+        assert cost_adv is not None
+        if cfg.safety_update == "mixed":
+            s_adv, weight = (adv - dual * cost_adv) / (1.0 + dual), 1.0
+        else:
+            s_adv, weight = -cost_adv, dual
+        pg_safe = weight * clipped_surrogate(s_adv, ratio, cfg.clip)
+    elif cfg.safety_update == "dpg" and q_of is not None:
+        q = q_of(mean)
+    return policy_loss(cfg.method, pg, q, gate, dual, pg_safe)
 
 
 def policy_loss(method: str, pg: Tensor, q: Tensor | None, gate: Tensor, dual: float,
@@ -428,7 +486,7 @@ class GatedPPO:
             self.trainer = CriticTrainer(critic)
         self.ell = margin(self.images, gt_m, gt_c)
         self.episodes = _Episodes(cfg.num_envs, gt_c)
-        self.dual = cfg.beta0 if cfg.method == "gated" else cfg.lambda0
+        self.multiplier = Lagrange.for_config(cfg)
         self.steps = 0
 
     def _features(self, imgs: Any, instr: list[str]) -> Tensor:
@@ -551,16 +609,21 @@ class GatedPPO:
         nxt[rest] = batched_features(self.critic.encoder, ro.flat_images(reached=True)[rest], [instr[i] for i in rest.tolist()])
         return feat, nxt
 
+    @property
+    def dual(self) -> float:
+        """β (``gated``) or λ (``ppo_lag`` / ``penalty``): :attr:`multiplier`'s value."""
+        return self.multiplier.value
+
+    @dual.setter
+    def dual(self, value: float) -> None:
+        self.multiplier.value = float(value)
+
     def update_dual(self, ep: dict[str, float]) -> float:
-        """Line 6 (Eq. 7): β (``gated``, clipped) or λ (``ppo_lag`` / ``penalty``, ≥ 0) by dual ascent on the mean
-        episode cost c̄ (``dual_cost``) of the episodes that ended in this iteration; unchanged when none did."""
+        """Line 6 (Eq. 7): :class:`Lagrange`'s step on the mean episode cost c̄ (``dual_cost``) of the episodes that
+        ended in this iteration; unchanged when none did (and for ``ppo``)."""
         cfg = self.cfg
         if cfg.method != "ppo" and ep["episodes"] > 0:
-            c_bar = ep["margin_cost" if cfg.dual_cost == "margin" else "train_cost"]
-            if cfg.method == "gated":
-                self.dual = float(np.clip(self.dual + cfg.eta * (c_bar - cfg.c_max), cfg.beta_min, cfg.beta_max))
-            else:
-                self.dual = max(0.0, self.dual + cfg.eta * (c_bar - cfg.c_max))
+            self.multiplier.update(ep["margin_cost" if cfg.dual_cost == "margin" else "train_cost"])
         return self.dual
 
     def gate(self, ro: Rollout) -> Gate:
@@ -625,22 +688,11 @@ class GatedPPO:
                 with torch.no_grad():
                     kls.append(float(((ratio - 1) - log_ratio).mean()))
                     clipfracs.append(float(((ratio - 1.0).abs() > cfg.clip).float().mean()))
-                a_mb = b_adv[idx]
-                pg = torch.max(-a_mb * ratio, -a_mb * torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip))
-                q, pg_safe = None, None
-                if cfg.method == "gated" and cfg.safety_update == "recovery" and a_star is not None:
-                    scale = (high - low) / 2  # infeasible: pull the mean toward the best candidate, weight β
-                    weight = dual if cfg.recovery_weight is None else cfg.recovery_weight
-                    pg_safe = weight * (((mean - a_star[idx]) / scale) ** 2).mean(-1)
-                elif cfg.method == "gated" and cfg.safety_update not in ("dpg", "recovery"):
-                    if cfg.safety_update == "mixed":  # infeasible: SafeVLA's mixed advantage with λ = β
-                        s_mb, weight = (b_adv[idx] - dual * b_cadv[idx]) / (1.0 + dual), 1.0
-                    else:  # infeasible: the cost advantage alone, weighted by β
-                        s_mb, weight = -b_cadv[idx], dual
-                    pg_safe = weight * torch.max(-s_mb * ratio, -s_mb * torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip))
-                elif cfg.safety_update == "dpg" and critic is not None and crit_f is not None:
-                    q = critic.q_features(crit_f[idx], mean)
-                loss_pi, safety = policy_loss(cfg.method, pg, q, gate.gate[idx], dual, pg_safe)
+                pg = clipped_surrogate(b_adv[idx], ratio, cfg.clip)
+                q_of = None if critic is None or crit_f is None else partial(critic.q_features, crit_f[idx])
+                loss_pi, safety = constrained_loss(
+                    cfg, dual, pg, ratio, mean, gate.gate[idx], b_adv[idx], None if b_cadv is None else b_cadv[idx],
+                    None if a_star is None else a_star[idx], q_of, (high - low) / 2)
                 if safety is not None:
                     safety_losses.append(safety)
                 pg_losses.append(float(pg.detach().mean()))
