@@ -26,7 +26,7 @@ What it runs, with the library code the ``shield_ppo`` stage runs (no Prefect, M
    evaluated on 300 validation episodes and the best trained iterate is also read on the test episodes (validated
    checkpoints, ``shield.rl.select``, as ``make shield-study``);
 3. **Evaluation** as the stage's: the deterministic policy on the held-out seeds ``episode_seed(3000, i)``
-   (:func:`embodied_safety.shield.rl.runs.evaluate_conditions`): SR, reach, violation rate, CSC.
+   (:func:`embodied_safety.shield.rl.evaluation.evaluate_conditions`): SR, reach, violation rate, CSC.
 
 After each run ``<out>/results.json`` (per run and seed: steps reached, seconds, device, the evaluation) and
 ``<out>/table.md`` (mean ± std over seeds of SR and CSC per method, the stage's Tables 2/3 layout, the δ sweep as

@@ -39,13 +39,13 @@ def shard_path(kind: str, blob: dict[str, Any], inputs: tuple[str, ...] = ()) ->
 @task(name="demo-shard", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=0)
 def demo_shard(env: str, seeds: list[int], noise: float) -> Path:
     """Scripted-expert episodes for ``seeds`` (one episode per seed)."""
-    from embodied_safety.shield.envs import ENVS, env_factories
+    from embodied_safety.shield.envs import env_factories, env_name
     from embodied_safety.shield.policy.demos import DemoSet, collect_demos, scripted_expert
 
     path = shard_path("demos", {"env": env, "seeds": seeds, "noise": noise})
     if not path.is_file():
         make_env, _ = env_factories(env)
-        collect_demos(make_env, scripted_expert(ENVS.get(env, env)), episode_seeds=seeds, noise=noise).save(path)
+        collect_demos(make_env, scripted_expert(env_name(env)), episode_seeds=seeds, noise=noise).save(path)
     DemoSet.load(path)  # a stored shard that does not load is recomputed by the retry
     return path
 

@@ -114,7 +114,7 @@ def evaluate_start(inputs: EnvInputs, cfg: ShieldPPOConfig, store: Path) -> dict
     """The BC start (every run's initial policy) on the runs' evaluation episodes and conditions — the reference
     of the do-no-harm form (:func:`~embodied_safety.shield.rl.report.do_no_harm`); stored by content key."""
     from embodied_safety.shield.policy.visuomotor import load_policy
-    from embodied_safety.shield.rl.runs import evaluate_conditions
+    from embodied_safety.shield.rl.evaluation import evaluate_conditions
 
     conds = ["in", *cfg.ood]
     key = content_key({"env": inputs.env, "bc": _file_hash(str(inputs.bc)), "eval": [cfg.eval_episodes[inputs.env], conds],

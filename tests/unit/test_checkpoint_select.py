@@ -36,7 +36,7 @@ def test_the_selector_evaluates_on_schedule_and_keeps_the_best_iterates_weights(
     """Evaluated after iterations 2 and 4 and the last (5) on the validation episodes, with the stage's evaluation;
     the chosen iterate is the best of those by :func:`selection_key`, and its weights come back after the policy
     moved on."""
-    from embodied_safety.shield.rl.runs import evaluate_conditions
+    from embodied_safety.shield.rl.evaluation import evaluate_conditions
     from embodied_safety.shield.rl.select import VAL_BASE
 
     policy = _dubins_policy()

@@ -125,7 +125,10 @@ def test_a_stage_config_module_is_in_its_own_stage_closure_only(declared):
     readers = {"household_suite": {"household_suite", "evaluate_scripted", "bootstrap_actor", "safebranch"},
                "rubric_label": {"rubric_label", "shield_demos", "shield_rollouts", "rtd", "shield_ppo"},
                "rollouts": {"rollouts", "branches", "baselines"},
-               "promote": {"safebranch"}}  # promote is an operation, not a stage; safebranch reads its rule
+               "promote": {"safebranch"},  # promote is an operation, not a stage; safebranch reads its rule
+               # the control envs' records (not a params section): every ShieldVLA stage, nothing else
+               "control_envs": {"shield_demos", "bc_policy", "shield_rollouts", "rubric_label", "calibrate", "rtd",
+                                "shield_ppo", "report"}}
     spec = dvc_spec(declared)["stages"]
     config = Path("src/embodied_safety/config")
     sections = sorted(p.stem for p in (DVC_YAML.parent / config).glob("*.py")

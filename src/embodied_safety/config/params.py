@@ -33,6 +33,3 @@ def load_params(section: str, cls: type[T], path: str | os.PathLike[str] = DEFAU
     data = yaml.safe_load(path.read_text()) if path.is_file() else {}
     return from_dict(cls, (data or {}).get(section), section)
 
-
-def per_env(**values: Any) -> Any:
-    return dataclasses.field(default_factory=lambda: dict(values))

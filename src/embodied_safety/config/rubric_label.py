@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from embodied_safety.config.params import per_env
+from embodied_safety.config.control_envs import ENV_KEYS, env_defaults
 from embodied_safety.config.shared import ShardRunnerConfig
 
 
@@ -14,10 +14,9 @@ from embodied_safety.config.shared import ShardRunnerConfig
 class RubricLabelConfig(ShardRunnerConfig):
     """``rubric_label``: per-frame rubric scores V(o, c_k) and severity ρ (§4.2 (ii)); shard = frame batch."""
 
-    envs: tuple[str, ...] = ("dubins", "turtlebot", "franka")
+    envs: tuple[str, ...] = ENV_KEYS
     backend: Literal["pixel", "vlm"] = "pixel"
-    rubric_sets: dict[str, str] = per_env(dubins="dubins_vl_5r", turtlebot="turtlebot_nav_5r",
-                                           franka="franka_reach_2r")
+    rubric_sets: dict[str, str] = env_defaults("rubric_label.rubric_sets")
     vlm: dict[str, Any] = dataclasses.field(default_factory=dict)  # vlm: base_url, model, max_tokens, timeout_s, ...
     retries: int = 2
     batch_frames: int = 4096

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from embodied_safety.config.params import per_env
+from embodied_safety.config.control_envs import ENV_KEYS, env_defaults
 
 WARMUP_KEYS = frozenset({"regress", "td", "branch_steps", "branch_every", "distill"})
 
@@ -19,7 +19,7 @@ class ShieldPPOConfig:
     fewer env steps, more critic steps per iteration, a faster target); ``budget: paper`` runs Table 14 as is.
     """
 
-    envs: tuple[str, ...] = ("dubins", "turtlebot", "franka")
+    envs: tuple[str, ...] = ENV_KEYS
     budget: Literal["cpu", "paper"] = "cpu"
     scale: Literal["demo", "study"] = "demo"  # a label in every table: demo = make demo's matrix, study = make shield-study
     hyper: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
@@ -34,7 +34,7 @@ class ShieldPPOConfig:
     #: PPO iterations (and the last) on ``select_episodes[env]`` validation episodes and reports the best trained iterate on
     #: the test episodes beside the final one (0: the final iterate only)
     select_every: int = 0
-    select_episodes: dict[str, int] = per_env(dubins=300, turtlebot=20, franka=10)
+    select_episodes: dict[str, int] = env_defaults("shield_ppo.select_episodes")
     safety_update: Literal["dpg", "advantage", "mixed", "recovery"] = "mixed"
     #: d1: the critic bootstraps from the policy mean (App. D.1; the current policy's safety value);
     #: selective: from the best of the mean and a grid of candidate actions (App. A's HJ value), so the gate
@@ -44,7 +44,7 @@ class ShieldPPOConfig:
     #: Dubins-VL simulator branches to its replay (``shield.rl.sim_branches``; 0 = the BC rollouts only); ``distill``:
     #: the regression steps of the oracle reference critic (``gated_oracle``, ``shield.rl.distill``)
     warmup: dict[str, int] = dataclasses.field(default_factory=lambda: {"regress": 300, "td": 600})
-    eval_episodes: dict[str, int] = per_env(dubins=200, turtlebot=20, franka=10)
+    eval_episodes: dict[str, int] = env_defaults("shield_ppo.eval_episodes")
     ood: tuple[str, ...] = ("color", "light", "all")
     ood_runs: tuple[str, ...] = ("ppo_lag", "gated")
     register: bool = True  # critic + policy of each ShieldVLA run as versions of shield_{policy,critic}_<env>

@@ -1,8 +1,9 @@
-"""Short names of the control envs used by the ShieldVLA stages, and their constructors.
+"""The control envs of the ShieldVLA stages by any of their names, and their constructors.
 
-``dubins`` -> Dubins-VL (with the vectorised ``DubinsVLVec`` for fast batched rollouts), ``turtlebot`` ->
-TurtleBot-Nav, ``franka`` -> Franka-Reach; a registered Gymnasium id (``embodied_safety/DubinsVL-Color-v0``)
-or the class-style name (``DubinsVL``) works too. MuJoCo is imported only when a MuJoCo env is made.
+Each env's names are its record in :mod:`embodied_safety.config.control_envs` (``dubins`` / ``DubinsVL`` /
+``Dubins-VL`` / ``dubins_vl`` / ``embodied_safety/DubinsVL-v0`` are one env); a registered Gymnasium id of a
+variant (``embodied_safety/DubinsVL-Color-v0``) works too. Dubins-VL's base variant also gets the vectorised
+``DubinsVLVec`` for fast batched rollouts. MuJoCo is imported only when a MuJoCo env is made.
 """
 
 from __future__ import annotations
@@ -10,15 +11,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-ENVS: dict[str, str] = {"dubins": "DubinsVL", "turtlebot": "TurtleBotNav", "franka": "FrankaReach"}
-RUBRIC_ENV: dict[str, str] = {"dubins": "dubins_vl", "turtlebot": "turtlebot_nav", "franka": "franka_reach"}
+from ..config.control_envs import control_env
+
+
+def env_name(name: str) -> str:
+    """The class-style name (``DubinsVL``) of any of an env's names; another name as it is."""
+    env = control_env(name)
+    return env.name if env else name
+
+
+def rubric_env(name: str) -> str:
+    """The rubric and frame-spec name (``dubins_vl``) of any of an env's names; another name as it is."""
+    env = control_env(name)
+    return env.rubric_env if env else name
 
 
 def gym_id(name: str) -> str:
-    """``dubins`` / ``DubinsVL`` / a full id -> the registered Gymnasium id."""
+    """Any of an env's names -> the registered Gymnasium id; a full id as it is."""
     if "/" in name:
         return name
-    return f"embodied_safety/{ENVS.get(name, name)}-v0"
+    return f"embodied_safety/{env_name(name)}-v0"
 
 
 def env_factories(name: str) -> tuple[Callable[[], Any], Callable[[int], Any] | None]:

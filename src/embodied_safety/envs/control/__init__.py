@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from ...config.control_envs import CONTROL_ENVS
 from .perturb import VARIANTS
 
-ENTRY_POINTS = {
-    "DubinsVL": "embodied_safety.envs.control.dubins:DubinsVLEnv",
-    "TurtleBotNav": "embodied_safety.envs.control.turtlebot:TurtleBotNavEnv",
-    "FrankaReach": "embodied_safety.envs.control.franka:FrankaReachEnv",
-}
+#: class-style name -> ``module:Class``, one per record of :mod:`embodied_safety.config.control_envs`
+ENTRY_POINTS = {env.name: env.entry_point for env in CONTROL_ENVS}
 
 
 def env_id(name: str, perturbation: str | None = None) -> str:

@@ -59,12 +59,12 @@ def margin_source(kind: MarginKind, env: str | None = None, calibration_dir: str
         raise ValueError(f"unknown margin source {kind!r}: rubric | gt | binary")
     from pathlib import Path
 
-    from ..envs import RUBRIC_ENV
+    from ..envs import rubric_env
     from .calibrate import PlattCalibration
     from .pixel_scorer import PixelScorer
     from .rubrics import default_rubric_set
 
     if calibration_dir is None or env is None:
         raise ValueError("the rubric margin needs the env and the calibrate stage's directory")
-    rset = rubric_set or default_rubric_set(RUBRIC_ENV.get(env, env))
+    rset = rubric_set or default_rubric_set(rubric_env(env))
     return rubric_margin(scorer or PixelScorer(rset), rset, PlattCalibration.load(Path(calibration_dir) / "platt.json"))

@@ -70,7 +70,7 @@ def fit_start(env: str, demos: DemoSet, cfg: BCPolicyConfig, policy: GaussianPol
     ``train_seed`` (default ``cfg.seed``) seeds the minibatches and the DAgger episodes; the selection and held-out
     episodes are always ``cfg.seed``'s. The caller seeds torch and sets its threads (the stage:
     ``set_torch_threads(cfg.threads)``, ``torch.manual_seed(train_seed)`` before building the policy)."""
-    from ..envs import ENVS, env_factories
+    from ..envs import env_factories, env_name
     from .bc import train_bc
     from .dagger import batch_expert, dagger
     from .demos import scripted_expert
@@ -82,7 +82,7 @@ def fit_start(env: str, demos: DemoSet, cfg: BCPolicyConfig, policy: GaussianPol
     kw: dict[str, Any] = {"batch_size": cfg.batch_size, "lr": cfg.lr, "seed": seed, "shift": cfg.shift,
                           "eval_fn": select, "eval_every": cfg.eval_every, "select_by": cfg.select_by, "log": log}
     if rounds > 0:
-        name = ENVS.get(env, env)
+        name = env_name(env)
         hist, _ = dagger(policy, demos, scripted_expert(name), rounds=rounds, episodes=cfg.dagger_episodes[env],
                          bc_epochs=cfg.epochs[env], epochs=cfg.dagger_epochs[env], rollout_base=DAGGER_BASE,
                          make_env=make_env, make_vec=make_vec, batch=batch_expert(name) if make_vec else None,

@@ -291,6 +291,18 @@ def policy_loss(method: str, pg: Tensor, q: Tensor | None, gate: Tensor, dual: f
     return pg.mean(), None
 
 
+#: the training log's optimisation terms; everything else an iteration logs is a chart (:func:`namespaced`)
+LOSS_KEYS = frozenset({"pg_loss", "safety_loss", "critic_loss", "pose_loss", "approx_kl", "clipfrac", "kl_stop",
+                       "kl_start", "kl_weight", "log_std"})
+
+
+def namespaced(row: dict[str, float]) -> dict[str, float]:
+    """An iteration's log row with tracking keys in two namespaces (CleanRL's layout): ``losses/<k>`` for the
+    optimisation terms (:data:`LOSS_KEYS`, the policy and critic losses, KL, clip fraction), ``charts/<k>`` for the
+    rest (episode SR, reach, CSC, the dual, the gate's rates, env steps, seconds). The history keeps plain keys."""
+    return {f"{'losses' if k in LOSS_KEYS else 'charts'}/{k}": v for k, v in row.items()}
+
+
 @dataclass
 class TrainResult:
     policy: Any
@@ -773,7 +785,7 @@ def train(policy: Any, env: str, margin: MarginSource, cfg: PPOConfig, critic: S
             row["safety_loss"] = safety
         history.append(row)
         if log is not None:
-            log({k: v for k, v in row.items() if isinstance(v, float) and math.isfinite(v)}, it)
+            log(namespaced({k: v for k, v in row.items() if isinstance(v, float) and math.isfinite(v)}), it)
         last = it == cfg.iterations or (time_budget is not None and row["elapsed"] >= time_budget)
         if progress is not None and (it == 1 or it % 10 == 0 or last):
             progress(f"[{cfg.method}/{cfg.margin} seed {cfg.seed}] it {it}/{cfg.iterations} steps {run.steps} "

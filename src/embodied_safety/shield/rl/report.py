@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ...config.control_envs import ENV_KEYS, display_name
 from ...evaluation.plots import curve_rows, write_plot_data
 from ...evaluation.stats import crossed_bootstrap, t_interval
 
@@ -40,7 +41,6 @@ LABELS: dict[str, str] = {
 #: rubric search's
 FORM_RUNS = ("gated", "gated_search")
 MAIN_ROWS = ("ppo", "ppo_lag", "gated_gt", "gated_oracle", "gated_oracle_recovery", "gated_search", "gated")
-ENV_NAMES = {"dubins": "Dubins-VL", "turtlebot": "TurtleBot-Nav", "franka": "Franka-Reach"}
 
 
 def _stats(values: Sequence[float]) -> tuple[float, float]:
@@ -81,13 +81,13 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
 
 def _envs(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     seen = {r["env"] for r in rows}
-    return [e for e in ENV_NAMES if e in seen] + sorted(seen - set(ENV_NAMES))
+    return [e for e in ENV_KEYS if e in seen] + sorted(seen - set(ENV_KEYS))
 
 
 def table_main(rows: Sequence[Mapping[str, Any]]) -> str:
     """Tables 2 and 3 in one: SR↑ / CSC↓ per env, mean ± std over the training seeds."""
     envs, g = _envs(rows), group(rows)
-    head = "| Method | " + " | ".join(f"{ENV_NAMES.get(e, e)} SR↑ | {ENV_NAMES.get(e, e)} CSC↓" for e in envs) + " |"
+    head = "| Method | " + " | ".join(f"{display_name(e)} SR↑ | {display_name(e)} CSC↓" for e in envs) + " |"
     lines = [head, "|---|" + "---|---|" * len(envs)]
     runs = [r for r in MAIN_ROWS if any((e, r) in g for e in envs)]
     for run in runs:
@@ -96,7 +96,7 @@ def table_main(rows: Sequence[Mapping[str, Any]]) -> str:
             c = g.get((e, run))
             cells += [_cell(c["sr"]), _cell(c["csc"])] if c else ["–", "–"]
         lines.append(f"| {LABELS.get(run, run)} | " + " | ".join(cells) + " |")
-    seeds = ", ".join(f"{ENV_NAMES.get(e, e)} {max(len(g[(e, r)]['sr']) for r in runs if (e, r) in g)}"
+    seeds = ", ".join(f"{display_name(e)} {max(len(g[(e, r)]['sr']) for r in runs if (e, r) in g)}"
                       for e in envs)
     return "\n".join(lines) + f"\n\nMean ± std over training seeds ({seeds}); deterministic policy.\n"
 
@@ -107,7 +107,7 @@ def table_pair(rows: Sequence[Mapping[str, Any]], runs: Sequence[str], title: st
     envs = [e for e in envs if all((e, r) in g for r in runs)]
     if not envs:
         return f"{title}: no env has all of {list(runs)}\n"
-    lines = [f"| {title} | " + " | ".join(f"{ENV_NAMES.get(e, e)} SR↑ | {ENV_NAMES.get(e, e)} CSC↓" for e in envs) + " |",
+    lines = [f"| {title} | " + " | ".join(f"{display_name(e)} SR↑ | {display_name(e)} CSC↓" for e in envs) + " |",
              "|---|" + "---|---|" * len(envs)]
     for run in runs:
         cells = []
@@ -126,7 +126,7 @@ def table_ood(rows: Sequence[Mapping[str, Any]], runs: Sequence[str] = ("ppo_lag
     sep = ["|---|"]
     cols = [(e, r) for e in envs for r in runs if (e, r) in gs["in"]]
     for e, r in cols:
-        head.append(f" {ENV_NAMES.get(e, e)} {LABELS.get(r, r).split(' (')[0].split(':')[0]} SR | CSC |")
+        head.append(f" {display_name(e)} {LABELS.get(r, r).split(' (')[0].split(':')[0]} SR | CSC |")
         sep.append("---|---|")
     lines = ["".join(head), "".join(sep)]
     names = {"in": "In-dist", "color": "+Color", "light": "+Light", "all": "+All"}
@@ -376,7 +376,7 @@ def render_tables(rows: Sequence[Mapping[str, Any]], title: str, delta_env: str 
         "## The safety step on infeasible samples (Eq. 6's ∇Q vs ours)\n",
         table_pair(main, ["gated_dpg", "gated_advantage", "gated"], "Safety step"),
         "## OOD (Table 6)\n", table_ood(main),
-        f"## Gate threshold δ (Table 7, {ENV_NAMES.get(delta_env, delta_env)})\n", table_delta(rows, delta_env)])
+        f"## Gate threshold δ (Table 7, {display_name(delta_env)})\n", table_delta(rows, delta_env)])
 
 
 def monotone(values: Sequence[float], decreasing: bool = True, tol: float = 0.0) -> bool:

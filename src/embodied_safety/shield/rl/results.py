@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...config.control_envs import display_name
 from ...config.shield_ppo import ShieldPPOConfig
 from ...io import atomic_write_text, without_run_facts, write_json
 from . import report as rep
@@ -93,7 +94,7 @@ def write_env_results(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]
     """Tables, figures, ``results.json`` and ``gate_check.json`` into ``out``. ``start``: the BC start's evaluation
     per condition (the do-no-harm reference)."""
     main_rows = [r for r in rows if r["delta_default"]]
-    name = rep.ENV_NAMES.get(env, env)
+    name = display_name(env)
     tables = rep.render_tables(rows, f"{name}: ShieldVLA part 2 ({cfg.scale} matrix, budget: {cfg.budget}, "
                                      f"safety update: {cfg.safety_update}, gate: {cfg.gate})", env)
     forms = rep.do_no_harm_forms(main_rows, start["in"])

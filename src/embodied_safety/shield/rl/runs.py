@@ -13,10 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ...config.control_envs import control_env
 from ...config.shield_ppo import ShieldPPOConfig
-from .evaluation import EVAL_BASE, evaluate_conditions, per_episode  # noqa: F401  (the run matrix's evaluation)
+from .evaluation import evaluate_conditions
 
-MAX_STEPS = {"dubins": 100, "turtlebot": 100, "franka": 400}
+
+def max_steps(env: str) -> int:
+    """An env's episode length (its record's ``max_steps``; 100 for an env without a record)."""
+    record = control_env(env)
+    return record.max_steps if record else 100
+
+
 #: run name -> (method, margin source, safety update, gate); None: the stage default (``shield_ppo.safety_update``,
 #: ``shield_ppo.gate``)
 RUNS: dict[str, tuple[str, str, str | None, str | None]] = {
@@ -247,10 +254,10 @@ def warm_start_critic(env: str, policy: Any, rs: Any, ell: Any, critic_cfg: Any,
 
         if source is None:
             raise ValueError("warmup.branch_steps > 0 needs the margin source that scores the branch frames")
-        buf = branched_replay(rs, ell, source, MAX_STEPS[env], warmup["branch_steps"], warmup.get("branch_every", 1),
+        buf = branched_replay(rs, ell, source, max_steps(env), warmup["branch_steps"], warmup.get("branch_every", 1),
                               exit_margin=exit_margin)
     else:
-        buf = replay_from_rollouts(rs, ell, MAX_STEPS.get(env, 100), exit_margin=exit_margin)
+        buf = replay_from_rollouts(rs, ell, max_steps(env), exit_margin=exit_margin)
     critic = SafetyCritic.from_policy(policy, critic_cfg)
     trainer = CriticTrainer(critic)
 

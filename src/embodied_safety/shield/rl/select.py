@@ -17,7 +17,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-#: validation episodes ``episode_seed(VAL_BASE, i)``: disjoint from the test episodes (``runs.EVAL_BASE``), the BC
+#: validation episodes ``episode_seed(VAL_BASE, i)``: disjoint from the test episodes (``evaluation.EVAL_BASE``), the BC
 #: demonstrations and evaluation, and the rollouts
 VAL_BASE = 3100
 
