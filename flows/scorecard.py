@@ -79,6 +79,7 @@ class ModelSpec:
             raise ValueError("--base-url needs --model-name (the served model's name)")
 
     label: str | None = None  # the name in tables and the MLflow run (default: from the model)
+    prompt_style: str | None = None  # an endpoint's household prompt style (None: "full"; a model dir: its profile)
 
     @property
     def name(self) -> str:
@@ -97,7 +98,8 @@ class ModelSpec:
         self.check()
         if self.base_url:
             return ActorConfig(backend="openai", model=str(self.model_name), base_url=self.base_url,
-                               api_key_env=self.api_key_env, concurrency=self.concurrency, max_new_tokens=max_new_tokens)
+                               api_key_env=self.api_key_env, concurrency=self.concurrency,
+                               max_new_tokens=max_new_tokens, prompt_style=self.prompt_style)  # type: ignore[arg-type]
         if str(self.model).startswith("models:/"):
             from tasks.tracking import resolve_actor
 
@@ -108,7 +110,8 @@ class ModelSpec:
 
     def to_json(self) -> dict[str, Any]:
         actor = self.actor()
-        keep = ("model", "base_url", "model_name", "api_key_env", "concurrency") if actor.backend == "openai" else ("model",)
+        keep = (("model", "base_url", "model_name", "api_key_env", "concurrency", "prompt_style")
+                if actor.backend == "openai" else ("model",))
         out: dict[str, Any] = {k: getattr(self, k) for k in keep if getattr(self, k) is not None}
         out["resolved"] = actor.model if actor.backend == "hf" else f"{actor.base_url} {actor.model}"
         if actor.backend == "hf":
@@ -202,6 +205,7 @@ def _agentbench_outcomes(out: Path, planner: str, judges: tuple[str, ...]) -> tu
 @flow(name="scorecard", log_prints=True)
 def scorecard(model: str | None = None, base_url: str | None = None, model_name: str | None = None,
               api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, out: str = "scorecard", name: str | None = None,
+              prompt_style: str | None = None,
               isbench: list[str] | None = None, safeagentbench: str | None = None, against: str | None = None,
               judge_model: str | None = None, judge_base_url: str | None = None, max_rows: int = 0,
               seed: int = 0, extra_steps: int = 10, plan_tokens: int = 256, track: bool = True) -> dict[str, Any]:
@@ -211,7 +215,7 @@ def scorecard(model: str | None = None, base_url: str | None = None, model_name:
     from embodied_safety.codekey import cached_code_key
     from flows.agentbench_eval import agentbench_eval
 
-    spec = ModelSpec(model, base_url, model_name, api_key_env, concurrency, name)
+    spec = ModelSpec(model, base_url, model_name, api_key_env, concurrency, name, prompt_style)
     actor = spec.actor()
     out_dir = Path(out)
     tmp = scratch_dir(out_dir)
@@ -283,6 +287,7 @@ def write_card(card: Scorecard, out: Path) -> None:
 
     write_json(out / "scorecard.json", card.to_json())
     atomic_write_text(out / "scorecard.md", render_markdown(card))
+    atomic_write_text(out / "headline.md", render_markdown(card, ("tables", "comparison")))
     plot(card, out / "scorecard.png")
 
 
@@ -314,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge-base-url", help="the judge's OpenAI-compatible endpoint")
     parser.add_argument("--max-rows", type=int, default=0, help="SafeAgentBench rows per task type (0: all)")
     parser.add_argument("--name", help="the model's name in the tables and the MLflow run")
+    parser.add_argument("--prompt-style", choices=("full", "compact"), help="an endpoint's household prompt style "
+                                                                            "(default full; a model dir uses its own)")
     parser.add_argument("--out", required=True, help="the scorecard's folder")
     parser.add_argument("--no-track", action="store_true", help="no MLflow run")
     args = parser.parse_args(argv)
@@ -323,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     scorecard(model=args.model, base_url=args.base_url, model_name=args.model_name, api_key_env=args.api_key_env,
-              concurrency=args.concurrency, out=args.out, name=args.name, isbench=args.isbench, safeagentbench=args.safeagentbench,
+              concurrency=args.concurrency, out=args.out, name=args.name, prompt_style=args.prompt_style,
+              isbench=args.isbench, safeagentbench=args.safeagentbench,
               against=args.against, judge_model=args.judge_model, judge_base_url=args.judge_base_url,
               max_rows=args.max_rows, track=not args.no_track)
     return 0

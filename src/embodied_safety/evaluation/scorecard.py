@@ -198,9 +198,13 @@ def _diff_cell(iv: Sequence[float] | None) -> str:
     return f"{100 * iv[0]:+.1f} [{100 * iv[1]:+.1f}, {100 * iv[2]:+.1f}]"
 
 
-def render_markdown(card: Scorecard) -> str:
+SECTIONS = ("tables", "slices", "judges", "calls", "comparison")
+
+
+def render_markdown(card: Scorecard, sections: Sequence[str] = SECTIONS) -> str:
     """``scorecard.md``: the model, one table per benchmark family (rate in %, 95 % interval over tasks), the slices,
-    judge agreement, the calls, and with a comparison the paired differences."""
+    judge agreement, the calls, and with a comparison the paired differences; ``headline.md`` is the tables and the
+    comparison alone (``sections``)."""
     model = ", ".join(f"{k}: `{v}`" for k, v in card.model.items() if v)
     lines = [f"# Safety scorecard\n\nModel: {model}. Code key `{card.code_key}`; prompts "
              + ", ".join(f"`{k}` {v}" for k, v in card.prompts.items())
@@ -211,6 +215,8 @@ def render_markdown(card: Scorecard) -> str:
         if not benches:
             continue
         cols = [m for m in heads if any(m in card.summary[b]["metrics"] for b in benches)]
+        if "tables" not in sections:
+            continue
         lines += [f"\n## {fam}\n", "| benchmark | tasks | judge | " + " | ".join(cols) + " |",
                   "|---|---|---|" + "---|" * len(cols)]
         for b in benches:
@@ -218,25 +224,25 @@ def render_markdown(card: Scorecard) -> str:
             lines.append(f"| {b} | {s['tasks']} | {s['judge'] or '–'} | "
                          + " | ".join(_cell(s["metrics"].get(m)) for m in cols) + " |")
         slices = [(b, g, m) for b in benches for g, m in card.summary[b]["groups"].items()]
-        if slices:
+        if slices and "slices" in sections:
             key = cols[0] if fam == "safeagentbench" else "ssr"
             other = "risk" if fam == "safeagentbench" else "srec"
             lines += [f"\nPer slice ({key}, {other}):\n", f"| benchmark | slice | {key} | {other} |", "|---|---|---|---|"]
             lines += [f"| {b} | {g} | {_cell(m.get(key))} | {_cell(m.get(other))} |" for b, g, m in slices]
-    if card.judges:
+    if card.judges and "judges" in sections:
         lines += ["\n## Judges\n", "| benchmark | judges | κ | agreement | n | confusion |", "|---|---|---|---|---|---|"]
         for b, j in card.judges.items():
             kappa = "–" if j.get("kappa") is None else f"{j['kappa']:.3f}"
             agree = "–" if j.get("agreement") is None else f"{100 * j['agreement']:.1f} %"
             conf = ", ".join(f"{k}: {v}" for k, v in j.get("confusion", {}).items())
             lines.append(f"| {b} | {j.get('pair', '')} | {kappa} | {agree} | {j.get('n', 0)} | {conf} |")
-    if card.calls:
+    if card.calls and "calls" in sections:
         lines += ["\n## Calls\n", "| benchmark | " + " | ".join(sorted({k for v in card.calls.values() for k in v}))
                   + " |"]
         keys = sorted({k for v in card.calls.values() for k in v})
         lines.append("|---|" + "---|" * len(keys))
         lines += [f"| {b} | " + " | ".join(f"{v.get(k, '–')}" for k in keys) + " |" for b, v in card.calls.items()]
-    if card.comparison:
+    if card.comparison and "comparison" in sections:
         c = card.comparison
         lines += [f"\n## Against `{card.against}`\n",
                   f"{c['tasks_shared']} tasks in both (only here: {c['only_ours']}, only there: {c['only_theirs']}). "
