@@ -24,9 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help") or args[0] not in COMMANDS:
         width = max(map(len, COMMANDS))
         usage = "\n".join(f"  {name:{width}}  {about}" for name, (_, about) in COMMANDS.items())
-        print(f"usage: embodied-safety COMMAND [options]\n\ncommands:\n{usage}\n\n"
-              "`embodied-safety COMMAND --help` for a command's options.", file=sys.stderr if args else sys.stdout)
-        return 0 if args[:1] in (["-h"], ["--help"]) else 2
+        asked = args[:1] in (["-h"], ["--help"])
+        unknown = f"embodied-safety: unknown command {args[0]!r}\n" if args and not asked else ""
+        print(f"{unknown}usage: embodied-safety COMMAND [options]\n\ncommands:\n{usage}\n\n"
+              "`embodied-safety COMMAND --help` for a command's options.", file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
     import importlib
 
     command: Callable[[list[str]], int | None] = importlib.import_module(COMMANDS[args[0]][0]).main

@@ -29,7 +29,8 @@ def test_wheel_holds_library_flows_tasks_and_data(wheel):
             "embodied_safety/envs/control/assets/franka_reach.xml"} <= names
     assert not any(n.startswith(("tests/", "src/")) for n in names)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "embodied-safety-eval = flows.evaluate_policy:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    scripts = zipfile.ZipFile(wheel).read(entry).decode()
+    assert "embodied-safety-eval = flows.evaluate_policy:main" in scripts and "embodied-safety = flows.cli:main" in scripts
 
 
 def test_console_script_from_the_wheel_alone(wheel, tmp_path):
@@ -55,3 +56,14 @@ def test_installed_console_script_runs_outside_the_checkout(tmp_path):
     out = subprocess.run([str(script), "--help"], cwd=tmp_path, env=CLEAN, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr  # before: ModuleNotFoundError: No module named 'flows'
     assert "--tasks-dir" in out.stdout
+
+
+def test_the_embodied_safety_command_lists_its_commands_outside_the_checkout(tmp_path):
+    script = Path(sys.executable).parent / "embodied-safety"
+    if not script.is_file():
+        pytest.skip("embodied-safety is not installed in this environment")
+    out = subprocess.run([str(script), "--help"], cwd=tmp_path, env=CLEAN, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "scorecard" in out.stdout, out.stderr
+    out = subprocess.run([str(script), "scorecard", "--help"], cwd=tmp_path, env=CLEAN, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and "--base-url" in out.stdout and "--against" in out.stdout, out.stderr
