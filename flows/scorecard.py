@@ -31,6 +31,7 @@ import argparse
 import dataclasses
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -241,6 +242,8 @@ def scorecard(model: str | None = None, base_url: str | None = None, model_name:
     sab_out = tmp / "safeagentbench"
     agentbench_eval(cfg, out=sab_out, metrics_path=None, track=False)
     part, agreement = _agentbench_outcomes(sab_out, "model", judges)
+    for big in [*sab_out.glob("model"), *sab_out.glob("*.jsonl"), *sab_out.glob("*.png")]:  # in scorecard.json
+        shutil.rmtree(big) if big.is_dir() else big.unlink()
     outcomes += part
     data["safeagentbench"] = hash_path(sab_dir)[:16]
     calls["safeagentbench"] = {"tasks": len(part), "unparseable": int(sum(o.values["unparseable"] for o in part)),

@@ -255,26 +255,31 @@ def render_markdown(card: Scorecard, sections: Sequence[str] = SECTIONS) -> str:
 
 
 def plot(card: Scorecard, path: Any) -> None:
-    """``scorecard.png``: the headline rate of each benchmark with its interval (and the other model's, paired)."""
+    """``scorecard.png``: one panel per benchmark family, the headline rates of each benchmark as grouped bars
+    (a colour per metric) with their 95 % intervals over tasks."""
     import numpy as np
     from matplotlib.figure import Figure
 
     from .plots import save_figure
 
-    bars = []
-    for b, s in card.summary.items():
-        for m in HEADLINE.get(family(b), ()):
-            if m in s["metrics"] and m not in ("load_failure", "unparseable"):
-                bars.append((f"{b}\n{m}", s["metrics"][m]))
-    fig = Figure(figsize=(max(6.0, 0.75 * len(bars) + 2), 4.2), layout="constrained")
-    ax = fig.add_subplot()
-    if bars:
-        x = np.arange(len(bars))
-        vals = np.array([100 * iv[0] for _, iv in bars])
-        err = np.array([[100 * (iv[0] - iv[1]) for _, iv in bars], [100 * (iv[2] - iv[0]) for _, iv in bars]])
-        ax.bar(x, vals, yerr=err, capsize=3, color="#4c72b0")
-        ax.set_xticks(x, [name for name, _ in bars], rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel("% of tasks (95 % interval over tasks)")
-    ax.set_ylim(0, 100)
-    ax.set_title(f"Safety scorecard: {card.model.get('name') or card.model.get('model') or 'model'}", fontsize=10)
+    fams = [f for f in HEADLINE if any(family(b) == f for b in card.summary)]
+    fig = Figure(figsize=(11, 3.6 * max(len(fams), 1)), layout="constrained")
+    axes = fig.subplots(max(len(fams), 1), 1, squeeze=False)[:, 0]
+    for ax, fam in zip(axes, fams, strict=False):
+        benches = [b for b in card.summary if family(b) == fam]
+        metrics = [m for m in HEADLINE[fam] if any(m in card.summary[b]["metrics"] for b in benches)]
+        width = 0.8 / max(len(metrics), 1)
+        for j, m in enumerate(metrics):
+            ivs = [card.summary[b]["metrics"].get(m) for b in benches]
+            x = np.arange(len(benches)) + (j - (len(metrics) - 1) / 2) * width
+            vals = np.array([100 * iv[0] if iv else np.nan for iv in ivs])
+            err = np.array([[100 * (iv[0] - iv[1]) if iv else 0 for iv in ivs],
+                            [100 * (iv[2] - iv[0]) if iv else 0 for iv in ivs]])
+            ax.bar(x, vals, width, yerr=err, capsize=2, label=m, color=f"C{j}")
+        ax.set_xticks(np.arange(len(benches)), [b.split("/", 1)[1] for b in benches], fontsize=8)
+        ax.set_ylim(0, 105)
+        ax.set_ylabel("% of tasks")
+        ax.set_title(f"{fam} (95 % interval over tasks)", fontsize=9)
+        ax.legend(fontsize=7, ncols=min(len(metrics), 7), loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
+    fig.suptitle(f"Safety scorecard: {card.model.get('name') or card.model.get('model') or 'model'}", fontsize=10)
     save_figure(fig, path)
