@@ -41,7 +41,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from embodied_safety.config.agentbench_eval import AgentBenchEvalConfig
-from embodied_safety.config.shared import ActorConfig
+from embodied_safety.config.shared import ActorConfig, ShardRunnerConfig
 from embodied_safety.evaluation.scorecard import (
     Outcome,
     Scorecard,
@@ -53,6 +53,7 @@ from embodied_safety.evaluation.scorecard import (
 )
 from embodied_safety.io import read_json, replace_dir, scratch_dir, write_json
 from embodied_safety.manifest import hash_path
+from tasks.runners import map_shards, with_runner
 
 STORE = Path(".cache/scorecard")
 SPLITS = Path("data/household/splits")
@@ -209,10 +210,13 @@ def scorecard(model: str | None = None, base_url: str | None = None, model_name:
               prompt_style: str | None = None,
               isbench: list[str] | None = None, safeagentbench: str | None = None, against: str | None = None,
               judge_model: str | None = None, judge_base_url: str | None = None, max_rows: int = 0,
-              seed: int = 0, extra_steps: int = 10, plan_tokens: int = 256, track: bool = True) -> dict[str, Any]:
+              seed: int = 0, extra_steps: int = 10, plan_tokens: int = 256, track: bool = True,
+              task_runner: str = "local", runner_workers: int = 2, runner_address: str | None = None) -> dict[str, Any]:
     """One model on every benchmark (see the module doc); returns the summary. ``isbench``: IS-Bench-layout
     folders, each either a folder with ``tasks/`` and ``bddl/`` or a folder of such folders; ``max_rows``:
-    SafeAgentBench rows per task type (0 = all)."""
+    SafeAgentBench rows per task type (0 = all). ``task_runner`` (``local`` | ``dask`` | ``ray``, with
+    ``runner_workers`` or ``runner_address``): where the benchmark parts and SafeAgentBench's shards run, as the
+    pipeline's stages run theirs (several endpoints or machines at once)."""
     from embodied_safety.codekey import cached_code_key
     from flows.agentbench_eval import agentbench_eval
 
@@ -223,12 +227,16 @@ def scorecard(model: str | None = None, base_url: str | None = None, model_name:
     outcomes: list[Outcome] = []
     calls: dict[str, Any] = {}
     data: dict[str, str] = {}
-    for name, folder in isbench_folders(isbench):
+    runner = ShardRunnerConfig(task_runner=task_runner, runner_address=runner_address,  # type: ignore[arg-type]
+                               runner_workers=runner_workers)
+    folders = isbench_folders(isbench)
+    parts = map_shards(isbench_part, [(folder, f"isbench/{name}", actor, seed, extra_steps) for name, folder in folders],
+                       runner)
+    for (name, folder), (part, part_calls) in zip(folders, parts, strict=True):
         bench = f"isbench/{name}"
-        part, calls[bench] = isbench_part(folder, bench, actor, seed, extra_steps)
         outcomes += part
-        data[bench] = hash_path(folder)[:16]
-        print(f"{bench}: {len(part)} tasks ({calls[bench]['seconds']} s)")
+        calls[bench], data[bench] = part_calls, hash_path(folder)[:16]
+        print(f"{bench}: {len(part)} tasks ({part_calls['seconds']} s)")
     judges = ("rule", "llm") if judge_model else ("rule",)
     sab_dir = Path(safeagentbench) if safeagentbench else DEFAULT_SAFEAGENTBENCH
     plan_actor = dataclasses.asdict(dataclasses.replace(actor, max_new_tokens=plan_tokens))
@@ -237,10 +245,11 @@ def scorecard(model: str | None = None, base_url: str | None = None, model_name:
     cfg = AgentBenchEvalConfig(data_dir=str(sab_dir), planners=("model",),
                                planner_specs={"model": {"kind": "llm", "actor": plan_actor, "prompt": PLAN_PROMPT,
                                                         "max_rows": max_rows}},
-                               judges=judges, judge_actor=judge_actor, seed=seed)
+                               judges=judges, judge_actor=judge_actor, seed=seed, task_runner=runner.task_runner,
+                               runner_address=runner_address, runner_workers=runner_workers)
     started = time.perf_counter()
     sab_out = tmp / "safeagentbench"
-    agentbench_eval(cfg, out=sab_out, metrics_path=None, track=False)
+    with_runner(agentbench_eval, cfg)(cfg, out=sab_out, metrics_path=None, track=False)
     part, agreement = _agentbench_outcomes(sab_out, "model", judges)
     for big in [*sab_out.glob("model"), *sab_out.glob("*.jsonl"), *sab_out.glob("*.png")]:  # in scorecard.json
         shutil.rmtree(big) if big.is_dir() else big.unlink()
@@ -326,6 +335,10 @@ def main(argv: list[str] | None = None) -> int:
                                                                             "(default full; a model dir uses its own)")
     parser.add_argument("--out", required=True, help="the scorecard's folder")
     parser.add_argument("--no-track", action="store_true", help="no MLflow run")
+    parser.add_argument("--task-runner", choices=("local", "dask", "ray"), default="local",
+                        help="where the benchmark parts and shards run (dask / ray: --runner-workers or --runner-address)")
+    parser.add_argument("--runner-workers", type=int, default=2)
+    parser.add_argument("--runner-address", help="an existing Dask / Ray cluster")
     args = parser.parse_args(argv)
     try:
         ModelSpec(args.model, args.base_url, args.model_name, args.api_key_env, args.concurrency).check()
@@ -336,7 +349,8 @@ def main(argv: list[str] | None = None) -> int:
               concurrency=args.concurrency, out=args.out, name=args.name, prompt_style=args.prompt_style,
               isbench=args.isbench, safeagentbench=args.safeagentbench,
               against=args.against, judge_model=args.judge_model, judge_base_url=args.judge_base_url,
-              max_rows=args.max_rows, track=not args.no_track)
+              max_rows=args.max_rows, track=not args.no_track, task_runner=args.task_runner,
+              runner_workers=args.runner_workers, runner_address=args.runner_address)
     return 0
 
 

@@ -38,6 +38,7 @@ from embodied_safety.manifest import write_manifest
 from embodied_safety.shield.rl.runs import EnvInputs
 from flows._shield import BC, CALIBRATION, ROLLOUTS
 from flows._stage import Arg, Plot, Stage, run_stage
+from tasks.runners import map_shards, with_runner
 from tasks.shield import STORE
 from tasks.shield_ppo import check_gate, evaluate_start, report_env, run_path, train_run, warm_critic
 
@@ -66,13 +67,12 @@ def shield_ppo(cfg: ShieldPPOConfig = ShieldPPOConfig(), env: str = "dubins", ou
         warm[wkey] = warm_critic(inputs, wkey[0], ccfg, dict(cfg.warmup), label_cfg, STORE)
         checks[wkey.name] = check_gate(inputs, wkey[0], warm[wkey], todo.deltas[wkey], label_cfg, STORE)
     start = evaluate_start(inputs, cfg, STORE)  # the runs' initial policy on their evaluation episodes
-    rows = []
-    for job in todo.jobs:
-        w = warm.get(job.critic) if job.critic is not None else None
-        r = train_run(inputs, job.run, job.seed, job.delta, cfg, w, label_cfg, STORE)
-        r["_path"] = str(run_path(cfg, inputs, job.run, job.seed, job.delta, w, label_cfg, STORE))
+    calls = [(inputs, job.run, job.seed, job.delta, cfg, warm.get(job.critic) if job.critic is not None else None,
+              label_cfg, STORE) for job in todo.jobs]
+    rows = map_shards(train_run, calls, cfg)  # one after another, or runner_workers at once (task_runner: dask)
+    for r, args, job in zip(rows, calls, todo.jobs, strict=True):
+        r["_path"] = str(run_path(cfg, inputs, job.run, job.seed, job.delta, args[5], label_cfg, STORE))
         r["delta_default"] = job.delta is None
-        rows.append(r)
     out = scratch_dir(out_root / env)
     res = results.write_env_results(cfg, env, rows, checks, start, out)
     write_manifest(out, cfg, inputs=[Path(p) for p in inputs.files()])
@@ -91,7 +91,7 @@ def _run(stage: Stage, cfg: ShieldPPOConfig, args: argparse.Namespace, kwargs: d
     """``--env E``: stage ``shield_ppo@E``."""
     if args.env not in cfg.envs:
         stage.parser().error(f"--env must be one of {list(cfg.envs)}")
-    return run_stage(stage.publishing(shield_ppo), cfg, **kwargs)
+    return run_stage(stage.publishing(with_runner(shield_ppo, cfg)), cfg, **kwargs)
 
 
 _ENV = "${item}"

@@ -159,3 +159,11 @@ def test_shield_stages_end_to_end_on_dubins(prefect_harness, tmp_path, monkeypat
     assert sel["dubins/selected/gated/sr"] == pytest.approx(rows[-1]["selected"]["eval"]["in"]["sr"])
     tables = (d / "ppo_sel" / "dubins" / "tables.md").read_text()
     assert "## Validated checkpoints" in tables and "validated checkpoints" in tables.split("## Validated")[1]
+
+    # the runs as shard tasks on a local Dask cluster (shield_ppo.task_runner): two at once, each in its own process,
+    # into an empty store; the same rows as one after another
+    monkeypatch.setattr(sp, "STORE", tmp_path / "store_dask")
+    par_cfg = dataclasses.replace(ppo_cfg, task_runner="dask", runner_workers=2)
+    par = sp.with_runner(sp.shield_ppo, par_cfg)(par_cfg, env="dubins", out_root=d / "ppo_dask", models_root=m / "ppo_dask")
+    assert len(sorted((tmp_path / "store_dask" / "ppo").glob("*/result.json"))) == len(stored)
+    assert {k: v for k, v in par.items() if "seconds" not in k} == {k: v for k, v in out.items() if "seconds" not in k}

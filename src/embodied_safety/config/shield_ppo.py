@@ -7,16 +7,20 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from embodied_safety.config.control_envs import ENV_KEYS, env_defaults
+from embodied_safety.config.shared import ShardRunnerConfig
 
 WARMUP_KEYS = frozenset({"regress", "td", "branch_steps", "branch_every", "distill"})
 
 
 @dataclass(frozen=True)
-class ShieldPPOConfig:
+class ShieldPPOConfig(ShardRunnerConfig):
     """``shield_ppo``: the HJ safety critic, gated PPO, baselines and ablations per env (ShieldVLA part 2).
 
     ``hyper`` holds Table 14 per env verbatim; ``budget: cpu`` applies ``cpu`` on top (the CPU budgets:
     fewer env steps, more critic steps per iteration, a faster target); ``budget: paper`` runs Table 14 as is.
+    The training runs (run x seed x δ) are shard tasks: ``task_runner: dask`` with ``runner_workers: N`` trains N at
+    once, each in its own process with its own torch threads (the study recipes on 2+ cores); ``local`` (the
+    default) one after another. Each run is stored by its content key either way, so the results are the same.
     """
 
     envs: tuple[str, ...] = ENV_KEYS

@@ -18,7 +18,7 @@ from ...config.control_envs import display_name
 from ...config.shield_ppo import ShieldPPOConfig
 from ...io import atomic_write_text, without_run_facts, write_json
 from . import report as rep
-from .runs import model_run, reference_run
+from .runs import RUNS, model_run, ppo_config, reference_run
 
 #: the files :func:`write_env_results` writes that the stage logs to MLflow
 LOGGED = ("tables.md", "curves.png", "bars.png", "safe_set.png", "results.json", "gate_check.json")
@@ -95,8 +95,12 @@ def write_env_results(cfg: ShieldPPOConfig, env: str, rows: list[dict[str, Any]]
     per condition (the do-no-harm reference)."""
     main_rows = [r for r in rows if r["delta_default"]]
     name = display_name(env)
+    bound = {r["run"]: ppo_config(cfg, env, r["run"], 0).lagrangian_upper_bound for r in rows
+             if RUNS.get(r["run"], ("",))[0] in ("ppo_lag", "penalty")}
+    lam = ("; λ cap (lagrangian_upper_bound): " + ", ".join(f"{k} {'none' if v is None else f'{v:g}'}"
+                                                            for k, v in sorted(bound.items()))) if bound else ""
     tables = rep.render_tables(rows, f"{name}: ShieldVLA part 2 ({cfg.scale} matrix, budget: {cfg.budget}, "
-                                     f"safety update: {cfg.safety_update}, gate: {cfg.gate})", env)
+                                     f"safety update: {cfg.safety_update}, gate: {cfg.gate}{lam})", env)
     forms = rep.do_no_harm_forms(main_rows, start["in"])
     tables += rep.table_do_no_harm(main_rows, start["in"], forms=forms) + rep.table_selected(main_rows, start["in"])
     atomic_write_text(out / "tables.md", tables)
