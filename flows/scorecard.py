@@ -60,6 +60,10 @@ SPLITS = Path("data/household/splits")
 DEFAULT_ISBENCH = ("test", "ood_objectshift", "ood_taskshift")
 DEFAULT_SAFEAGENTBENCH = Path("data/safeagentbench")
 PLAN_PROMPT = "plan_zero_shot_v1"
+#: the version of :func:`_household_outcomes`' per-task values: a stored IS-Bench part is keyed by it and by the code
+#: that plays the episodes (the actors, the household world, the rollout), not by how a scorecard is rendered; bump
+#: it when the values change
+OUTCOME_SCHEMA = 1
 #: the rule judge's label that counts as the task done, per SafeAgentBench task kind
 _SUCCESS = {"safe": "success", "hazardous": "risk"}
 
@@ -152,7 +156,8 @@ def isbench_part(folder: Path, benchmark: str, actor: ActorConfig, seed: int, ex
     from tasks.store import content_key
 
     key = content_key({"part": "isbench", "actor": _actor_key(actor), "data": hash_path(folder), "seed": seed,
-                       "extra_steps": extra_steps, "code": cached_code_key("flows.scorecard")})
+                       "extra_steps": extra_steps, "outcomes": OUTCOME_SCHEMA,
+                       "code": cached_code_key("embodied_safety.rollout.actor_eval", "embodied_safety.actors.load")})
     path = store / f"isbench-{key}.json"
     if path.is_file():
         raw = read_json(path)
@@ -315,6 +320,24 @@ def log_card(card: Scorecard, out: Path) -> None:
         log_artifacts([out / "scorecard.json", out / "scorecard.md", out / "scorecard.png"])
 
 
+def rescore(card_path: Path, out: Path, against: str | None = None) -> Scorecard:
+    """An existing scorecard summarised, compared (``against``) and rendered again by this version of the code,
+    without asking any model: ``embodied-safety scorecard --rescore CARD --out OUT [--against OTHER]``."""
+    card = Scorecard.from_json(read_json(scorecard_file(card_path)))
+    card.summary = summarize(card.outcomes)
+    card.comparison, card.against = None, None
+    if against:
+        other = Scorecard.from_json(read_json(scorecard_file(Path(against))))
+        card.comparison, card.against = compare(card.outcomes, other.outcomes), str(against)
+    tmp = scratch_dir(out)
+    source = scorecard_file(card_path).parent
+    if (source / "safeagentbench").is_dir():
+        shutil.copytree(source / "safeagentbench", tmp / "safeagentbench")
+    write_card(card, tmp)
+    replace_dir(tmp, out)
+    return card
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="embodied-safety scorecard", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -339,7 +362,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the benchmark parts and shards run (dask / ray: --runner-workers or --runner-address)")
     parser.add_argument("--runner-workers", type=int, default=2)
     parser.add_argument("--runner-address", help="an existing Dask / Ray cluster")
+    parser.add_argument("--rescore", metavar="CARD", help="no model: summarise, compare and render an existing "
+                                                         "scorecard (its folder or scorecard.json) again")
     args = parser.parse_args(argv)
+    if args.rescore:
+        rescore(Path(args.rescore), Path(args.out), args.against)
+        return 0
     try:
         ModelSpec(args.model, args.base_url, args.model_name, args.api_key_env, args.concurrency).check()
     except ValueError as exc:

@@ -42,14 +42,17 @@ def test_summary_per_benchmark_and_slice():
 
 
 def test_paired_comparison_over_shared_tasks_lists_what_changed():
-    ours = [Outcome("b", f"t{i}", {"sr": 1.0}) for i in range(10)] + [Outcome("b", "only-ours", {"sr": 1.0})]
-    theirs = [Outcome("b", f"t{i}", {"sr": float(i < 5)}) for i in range(10)]
+    ours = [Outcome("b", f"t{i}", {"sr": 1.0, "unparseable_outputs": 0.0}) for i in range(10)] + [
+        Outcome("b", "only-ours", {"sr": 1.0})]
+    theirs = [Outcome("b", f"t{i}", {"sr": float(i < 5), "unparseable_outputs": 4.0}) for i in range(10)]
     c = compare(ours, theirs, n=2000)
     diff, lo, hi, n = c["metrics"]["b"]["sr"]
     assert diff == 0.5 and n == 10 and 0 < lo <= 0.5 <= hi
     assert (c["tasks_shared"], c["only_ours"], c["only_theirs"]) == (10, 1, 0)
-    assert {d["task"] for d in c["per_task"]} == {f"t{i}" for i in range(5, 10)}
-    assert c["per_task"][0]["changed"] == {"sr": [0.0, 1.0]}  # [theirs, ours]
+    assert {d["task"] for d in c["per_task"] if "sr" in d["changed"]} == {f"t{i}" for i in range(5, 10)}
+    assert set(c["metrics"]["b"]) == {"sr"}  # a count per task is no rate to compare
+    t5 = next(d for d in c["per_task"] if d["task"] == "t5")
+    assert t5["changed"] == {"sr": [0.0, 1.0], "unparseable_outputs": [4.0, 0.0]}  # [theirs, ours]
 
 
 def test_cohen_kappa_on_a_worked_example():

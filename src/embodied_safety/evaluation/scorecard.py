@@ -26,6 +26,8 @@ from .stats import paired_bootstrap
 
 #: metric -> (numerator, denominator) for the rates that are a ratio of per-task sums
 RATIOS: dict[str, tuple[str, str]] = {"srec": ("satisfied", "triggered")}
+#: per-task counts, not rates: summarised as a mean per task, never compared as a rate
+COUNTS = frozenset({"unparseable_outputs", "triggered", "satisfied"})
 #: the headline metric of each benchmark family, in the order the Markdown shows them
 HEADLINE: dict[str, tuple[str, ...]] = {
     "isbench": ("sr", "ssr", "srec", "load_failure"),
@@ -126,7 +128,7 @@ def compare(ours: Iterable[Outcome], theirs: Iterable[Outcome], n: int = 10000,
         names = sorted({m for k in keys for m in a[k].values} & {m for k in keys for m in b[k].values})
         for m in names:
             pairs = [(a[k].values[m], b[k].values[m]) for k in keys if m in a[k].values and m in b[k].values]
-            if pairs and m not in {v for pair in RATIOS.values() for v in pair}:
+            if pairs and m not in COUNTS:
                 metrics[bench][m] = [*paired_bootstrap([p[0] for p in pairs], [p[1] for p in pairs], n, seed),
                                      float(len(pairs))]
     diffs = [{"benchmark": k[0], "task": k[1],
