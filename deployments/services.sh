@@ -67,7 +67,7 @@ start() {
   step "deployments (deployments/prefect.yaml)"
   "$BIN/prefect" --no-prompt deploy --prefect-file deployments/prefect.yaml --all >"$RUN/deploy.log" 2>&1 \
     || fail "see $RUN/deploy.log"
-  ok "nightly, rollouts, promote, train-gpu, scorecard/adhoc"
+  ok "nightly, rollouts, promote, train-gpu, scorecard/adhoc, scorecard/champion"
 
   step "worker on pool cpu"
   launch worker "$RUN/worker.log" "$BIN/prefect" worker start --pool cpu
@@ -83,7 +83,7 @@ start() {
   links
   cat <<MSG
 
-Prefect UI   http://127.0.0.1:${PREFECT_PORT}   (deployments: nightly at 03:00 UTC, rollouts, promote, train-gpu, scorecard/adhoc)
+Prefect UI   http://127.0.0.1:${PREFECT_PORT}   (deployments: nightly at 03:00 UTC, rollouts, promote, train-gpu, scorecard/adhoc, scorecard/champion)
 Run now:     PREFECT_API_URL=$PREFECT_API_URL .venv/bin/prefect deployment run 'pipeline/nightly'
 gpu pool:    "Not Ready" until a GPU machine runs: prefect worker start --pool gpu (README)
 Logs:        $RUN/*.log      Stop: make server-stop

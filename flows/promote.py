@@ -19,7 +19,6 @@ model is named (``rollouts.actor.model``, ``flows.evaluate_policy --model``).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 from typing import Any
 
@@ -75,22 +74,7 @@ def promote(cfg: PromoteConfig = PromoteConfig(), version: str | None = None,
         client.set_registered_model_alias(name, "champion", candidate.version)
     now = alias_version(client, name, "champion")
     print(f"{name} v{version}: {reason}")
-    out = {"promoted": ok, "reason": reason, "candidate": str(version), "champion": str(now.version) if now else None}
-    if ok and cfg.scorecard:
-        out["scorecard"] = champion_scorecard(cfg, str(candidate.version))
-    return out
-
-
-def champion_scorecard(cfg: PromoteConfig, version: str) -> str:
-    """The new champion's safety scorecard in ``cfg.scorecard`` (:mod:`flows.scorecard`); returns the folder."""
-    from embodied_safety.config.shared import ActorConfig
-    from flows.scorecard import scorecard
-    from tasks.tracking import resolve_actor
-
-    uri = f"models:/{cfg.registered_model}@champion"
-    local = resolve_actor(ActorConfig(model=uri), tracking_config(cfg.tracking)).model
-    scorecard(model=local, name=f"{cfg.registered_model}@champion (v{version})", out=cfg.scorecard)
-    return cfg.scorecard
+    return {"promoted": ok, "reason": reason, "candidate": str(version), "champion": str(now.version) if now else None}
 
 
 @flow(name="promote-rollback", log_prints=True)
@@ -122,11 +106,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--version", help="registered model version to offer (default: the newest)")
     parser.add_argument("--rollback", action="store_true", help="point champion back at previous")
     parser.add_argument("--show", action="store_true", help="print aliases and versions, change nothing")
-    parser.add_argument("--scorecard", help="after a promotion, write the champion's safety scorecard to this folder")
     args = parser.parse_args(argv)
     cfg = load_params("promote", PromoteConfig, args.params)
-    if args.scorecard:
-        cfg = dataclasses.replace(cfg, scorecard=args.scorecard)
     if args.show:
         print(json.dumps(show(cfg), indent=1))
     elif args.rollback:

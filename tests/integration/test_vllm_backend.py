@@ -129,10 +129,12 @@ def test_scorecard_of_an_endpoint_equals_the_in_process_scorecard(served: tuple[
     monkeypatch.chdir(tmp_path)
     common = ["--isbench", "isb", "--safeagentbench", "sab", "--no-track"]
     assert main(["--base-url", base_url, "--model-name", model_dir, "--prompt-style", "compact", "--concurrency", "4",
-                 "--out", "served", *common]) == 0
+                 "--judge-model", model_dir, "--judge-base-url", base_url, "--out", "served", *common]) == 0
     assert main(["--model", model_dir, "--out", "local", *common]) == 0
     served_card, local = (json.loads(Path(f"{d}/scorecard.json").read_text()) for d in ("served", "local"))
     isb = [o for o in served_card["outcomes"] if o["benchmark"].startswith("isbench/")]
     assert isb and isb == [o for o in local["outcomes"] if o["benchmark"].startswith("isbench/")]
     assert served_card["model"]["base_url"] == base_url
     assert served_card["calls"]["safeagentbench"]["tasks"] == 1 and served_card["calls"]["isbench/isb"]["model_outputs"]
+    judged = served_card["judges"]["safeagentbench/safe_detailed"]  # the LLM judge beside the rule judge
+    assert judged["pair"] == "rule vs llm" and judged["n"] == 1 and sum(judged["confusion"].values()) == 1

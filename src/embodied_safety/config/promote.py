@@ -15,6 +15,3 @@ class PromoteConfig:
     base_model: str = "actor-base"  # with no champion a candidate must beat this model's newest version
     base_max_sr_drop: float = 0.05  # ... by dev SSR, losing at most this much dev SR (the selection margin)
     tracking: dict[str, str] = dataclasses.field(default_factory=dict)
-    #: a folder: after a promotion, the new champion's safety scorecard is written there (``embodied-safety
-    #: scorecard`` on the default benchmarks, docs/scorecard.md); empty: none
-    scorecard: str = ""
