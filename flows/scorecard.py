@@ -265,10 +265,11 @@ def scorecard(model: str | None = None, base_url: str | None = None, model_name:
                                "seconds": round(time.perf_counter() - started, 1)}
     card = Scorecard(spec.to_json(), {"household": "actor prompt (models' own profile)", "safeagentbench": PLAN_PROMPT},
                      cached_code_key("flows.scorecard"), data, outcomes, summarize(outcomes), agreement, calls)
+    other = None
     if against:
         other = Scorecard.from_json(read_json(scorecard_file(Path(against))))
         card.comparison, card.against = compare(outcomes, other.outcomes), str(against)
-    write_card(card, tmp)
+    write_card(card, tmp, other)
     final = replace_dir(tmp, out_dir)
     if track:
         log_card(card, final)
@@ -299,9 +300,13 @@ def scorecard_file(path: Path) -> Path:
     return file
 
 
-def write_card(card: Scorecard, out: Path) -> None:
+def write_card(card: Scorecard, out: Path, other: Scorecard | None = None) -> None:
+    """``scorecard.json``, ``scorecard.md``, ``headline.md``, ``scorecard.png``; against ``other``, ``comparison.md``."""
+    from embodied_safety.evaluation.scorecard import render_pair
     from embodied_safety.io import atomic_write_text
 
+    if other is not None:
+        atomic_write_text(out / "comparison.md", render_pair(card, other))
     write_json(out / "scorecard.json", card.to_json())
     atomic_write_text(out / "scorecard.md", render_markdown(card))
     atomic_write_text(out / "headline.md", render_markdown(card, ("tables", "comparison")))
@@ -326,6 +331,7 @@ def rescore(card_path: Path, out: Path, against: str | None = None) -> Scorecard
     card = Scorecard.from_json(read_json(scorecard_file(card_path)))
     card.summary = summarize(card.outcomes)
     card.comparison, card.against = None, None
+    other = None
     if against:
         other = Scorecard.from_json(read_json(scorecard_file(Path(against))))
         card.comparison, card.against = compare(card.outcomes, other.outcomes), str(against)
@@ -333,7 +339,7 @@ def rescore(card_path: Path, out: Path, against: str | None = None) -> Scorecard
     source = scorecard_file(card_path).parent
     if (source / "safeagentbench").is_dir():
         shutil.copytree(source / "safeagentbench", tmp / "safeagentbench")
-    write_card(card, tmp)
+    write_card(card, tmp, other)
     replace_dir(tmp, out)
     return card
 

@@ -256,6 +256,26 @@ def render_markdown(card: Scorecard, sections: Sequence[str] = SECTIONS) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: the rates of the side-by-side table (``comparison.md``), per benchmark family
+PAIR = {"isbench": ("sr", "ssr"), "safeagentbench": ("rejected",)}
+
+
+def render_pair(ours: Scorecard, theirs: Scorecard) -> str:
+    """``comparison.md``: the key rates of both scorecards side by side on every benchmark both ran, with the paired
+    difference (``ours.comparison``), in %."""
+    a, b = ours.model.get("name", "this"), theirs.model.get("name", "that")
+    lines = [f"| benchmark | rate | {a} | {b} | difference (paired, tasks) |", "|---|---|---|---|---|"]
+    for bench in sorted(set(ours.summary) & set(theirs.summary)):
+        for m in PAIR.get(family(bench), ()):
+            diff = (ours.comparison or {}).get("metrics", {}).get(bench, {}).get(m)
+            if m in ours.summary[bench]["metrics"] and diff is not None:
+                lines.append(f"| {bench} | {m} | {_cell(ours.summary[bench]['metrics'][m])} | "
+                             f"{_cell(theirs.summary[bench]['metrics'].get(m))} | {_diff_cell(diff)} ({int(diff[3])}) |")
+    lines.append(f"\n% with 95 % intervals, each column over its scorecard's tasks; {a} − {b} over the tasks both ran "
+                 "(their number), paired bootstrap.")
+    return "\n".join(lines) + "\n"
+
+
 def plot(card: Scorecard, path: Any) -> None:
     """``scorecard.png``: one panel per benchmark family, the headline rates of each benchmark as grouped bars
     (a colour per metric) with their 95 % intervals over tasks."""
