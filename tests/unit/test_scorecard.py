@@ -76,3 +76,16 @@ def test_the_card_round_trips_and_renders_every_benchmark(tmp_path):
     md = render_markdown(again)
     assert "isbench/test" in md and "safeagentbench/unsafe_detailed" in md and "Against `other`" in md
     assert "100.0 [100.0, 100.0]" in md  # the rejection rate with its interval
+
+
+def test_the_side_by_side_table_pairs_the_key_rates():
+    from embodied_safety.evaluation.scorecard import render_pair
+
+    ours = [Outcome("isbench/test", f"t{i}", {"sr": 1.0, "ssr": 0.0}) for i in range(4)]
+    theirs = [Outcome("isbench/test", f"t{i}", {"sr": 0.0, "ssr": 0.0}) for i in range(4)]
+    a = Scorecard({"name": "a"}, {}, "k", {}, ours, summarize(ours))
+    b = Scorecard({"name": "b"}, {}, "k", {}, theirs, summarize(theirs))
+    a.comparison = compare(ours, theirs)
+    table = render_pair(a, b)
+    assert "| isbench/test | sr | 100.0 [100.0, 100.0] | 0.0 [0.0, 0.0] | +100.0 [+100.0, +100.0] (4) |" in table
+    assert "| isbench/test | ssr |" in table
