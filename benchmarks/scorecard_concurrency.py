@@ -27,7 +27,7 @@ from embodied_safety.agentbench.planners import zero_shot_prompt  # noqa: E402
 from embodied_safety.envs.agentbench.dataset import load_tasks  # noqa: E402
 from embodied_safety.io import write_json  # noqa: E402
 from embodied_safety.manifest import cpu_model  # noqa: E402
-from tests.integration.vllm_server import serve_vllm, vllm_available  # noqa: E402
+from tests.integration.vllm_server import serve_vllm, served_model_dir, vllm_available  # noqa: E402
 
 
 def planning_prompts(n: int, data_dir: Path = ROOT / "data/safeagentbench") -> list[str]:
@@ -53,13 +53,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.base_url is None and (reason := vllm_available()):
         sys.exit(reason)
-    model = args.model
-    if model == "smollm2":
-        model = "models/smollm2" if (ROOT / "models/smollm2/config.json").is_file() else ".cache/smollm2"
-        if not (ROOT / model / "config.json").is_file():
-            from embodied_safety.actors.smollm2 import convert_smollm2
-
-            convert_smollm2(ROOT / model)
+    model = served_model_dir(args.model)
     prompts = planning_prompts(args.n)
     with contextlib.ExitStack() as stack:
         base_url = args.base_url or stack.enter_context(serve_vllm(model))

