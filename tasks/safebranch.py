@@ -25,13 +25,46 @@ from embodied_safety.train.variants import RECIPES, SWEEPS, Kind, Phase, chain_k
 from tasks.progress import ProgressArtifact
 from tasks.tracking import log_artifacts, log_metrics, mlflow_run, register_model_dir, tracking_config
 
+#: finished training phases by content key: a killed ``safebranch`` stage (or study) trains only what is missing
+PHASES = Path(".cache/safebranch/phases")
+
+
+def phase_key(start: Path, phase: Phase, data: list[dict], params: dict, seed: int, peft: dict | None, dev_dir: Path,
+              eval_every: int, sr_floor: float | None) -> str:
+    """Everything a phase's checkpoint depends on: the start model's content, the phase, its examples, the training
+    params, the seed, the adapter, the dev split's content, the evaluation interval, the SR floor and the code."""
+    from embodied_safety.codekey import cached_code_key
+    from embodied_safety.manifest import hash_path
+    from tasks.store import content_key
+
+    return content_key({"start": hash_path(start), "phase": str(phase), "data": content_key(data), "params": params,
+                        "seed": seed, "peft": peft, "dev": hash_path(dev_dir), "eval_every": eval_every,
+                        "sr_floor": sr_floor, "code": cached_code_key("embodied_safety.train.study")})
+
 
 @task(name="train-phase", cache_policy=NO_CACHE, log_prints=False)
 def phase_task(start: Path, phase: Phase, data: list[dict], out: Path, params: dict, seed: int,
-               peft: dict | None, dev_dir: Path, eval_every: int,
-               sr_floor: float | None = None) -> tuple[TrainResult, list[tuple[dict, int]]]:
-    """One training phase with dev-split checkpoint selection; returns the result and its per-step log."""
-    return train_phase(start, phase, data, out, params, seed, peft, dev_dir, eval_every, sr_floor)
+               peft: dict | None, dev_dir: Path, eval_every: int, sr_floor: float | None = None,
+               store: Path = PHASES) -> tuple[TrainResult, list[tuple[dict, int]]]:
+    """One training phase with dev-split checkpoint selection; returns the result and its per-step log. The
+    checkpoint and the result are stored under :func:`phase_key`, published whole; a stored phase is copied to
+    ``out`` instead of trained again."""
+    import shutil
+
+    from embodied_safety.io import read_json, replace_dir, scratch_dir, write_json
+
+    stored = store / phase_key(start, phase, data, params, seed, peft, dev_dir, eval_every, sr_floor)
+    if (stored / "phase.json").is_file():
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(stored / "model", out)
+        raw = read_json(stored / "phase.json")
+        return TrainResult(raw["metrics"], raw["curve"]), [(m, int(s)) for m, s in raw["history"]]
+    result, history = train_phase(start, phase, data, out, params, seed, peft, dev_dir, eval_every, sr_floor)
+    tmp = scratch_dir(stored)
+    shutil.copytree(out, tmp / "model")
+    write_json(tmp / "phase.json", {"metrics": result.metrics, "curve": result.curve, "history": history})
+    replace_dir(tmp, stored)
+    return result, history
 
 
 @task(name="evaluate-actor", cache_policy=NO_CACHE)
