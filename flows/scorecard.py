@@ -114,8 +114,8 @@ class ModelSpec:
             raise ValueError(f"--model {self.model}: not a model directory or a models:/ URI")
         return ActorConfig(model=str(self.model), max_new_tokens=max_new_tokens)
 
-    def to_json(self) -> dict[str, Any]:
-        actor = self.actor()
+    def to_json(self, actor: ActorConfig) -> dict[str, Any]:
+        """The spec as the scorecard records it, with ``actor``, what it resolved to (resolved once, by the caller)."""
         keep = (("model", "base_url", "model_name", "api_key_env", "concurrency", "prompt_style")
                 if actor.backend == "openai" else ("model",))
         out: dict[str, Any] = {k: getattr(self, k) for k in keep if getattr(self, k) is not None}
@@ -263,7 +263,7 @@ def scorecard(model: str | None = None, base_url: str | None = None, model_name:
     calls["safeagentbench"] = {"tasks": len(part), "unparseable": int(sum(o.values["unparseable"] for o in part)),
                                "refused": int(sum(o.values["rejected"] for o in part)),
                                "seconds": round(time.perf_counter() - started, 1)}
-    card = Scorecard(spec.to_json(), {"household": "actor prompt (models' own profile)", "safeagentbench": PLAN_PROMPT},
+    card = Scorecard(spec.to_json(actor), {"household": "actor prompt (models' own profile)", "safeagentbench": PLAN_PROMPT},
                      cached_code_key("flows.scorecard"), data, outcomes, summarize(outcomes), agreement, calls)
     other = None
     if against:
